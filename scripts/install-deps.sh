@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages fleetsim needs to build and test. Idempotent and quick when
+# everything is present (one dpkg query); runs apt-get only for what is missing.
+set -euo pipefail
+packages=(g++ cmake make libboost-graph-dev libeigen3-dev nlohmann-json3-dev libcli11-dev catch2
+          python3-numpy python3-jsonschema)
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

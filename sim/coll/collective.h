@@ -1,0 +1,115 @@
+// Collective operations as NCCL runs them, decomposed into flows on the topology.
+//
+// Each algorithm (ring, double-binary tree, NVLS, NVLS-tree, direct all-to-all, point-to-point)
+// becomes a set of concurrent flows, one per pipelined stream: in steady state a pipelined ring
+// keeps every ring edge busy, so the flow on edge i→i+1 carries that edge's whole volume
+// (e.g. 2(n−1)/n·S/C for a ring all-reduce on C channels). The flow-level network gives the
+// bandwidth time T_bw including contention; the pipeline's per-step latencies are added with
+// the optimal-pipelining closed form
+//     t = α0 + (√T_bw + √(D_nv·α_nv + D_net·α_net))²,
+// where D_nv / D_net count the algorithm's pipeline steps inside / across NVLink domains (NCCL's
+// own tuner counts steps the same way: src/graph/tuning.cc). NVLink copy kernels reach only a
+// fraction η of the link rate; η per algorithm, α0, α_nv and α_net come from
+// calibration/collectives.json, fitted on kernel-level collective timings (fit_collectives.py).
+// busbw uses the nccl-tests formulas (doc/PERFORMANCE.md of nccl-tests).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/simulator.h"
+#include "net/flow_network.h"
+#include "topo/topology.h"
+
+namespace fleetsim {
+
+enum class CollOp { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast, kSendRecv };
+enum class Algorithm { kAuto, kRing, kTree, kNvls, kNvlsTree, kDirect };
+
+const char* to_string(CollOp op);
+const char* to_string(Algorithm a);
+bool parse_coll_op(const std::string& s, CollOp* out);
+bool parse_algorithm(const std::string& s, Algorithm* out);
+
+// nccl-tests: busbw = algbw × factor(op, n).
+double busbw_factor(CollOp op, int n);
+
+// Calibrated parameters for one system (NVLink technology + NIC kind).
+struct CollectiveParams {
+  double eta_ring = 1.0;
+  double eta_nvls = 1.0;
+  double eta_a2a = 1.0;
+  Time base_latency;
+  Time nvlink_step_latency;
+  Time net_step_latency;
+  std::string source;  // where these numbers came from
+};
+
+struct FlowSpec {
+  Route route;
+  double bytes = 0;
+};
+
+// The flows and pipeline depth of one collective under one algorithm.
+struct CollectivePlan {
+  CollOp op = CollOp::kAllReduce;
+  Algorithm algorithm = Algorithm::kRing;
+  std::vector<FlowSpec> flows;
+  int steps_nvlink = 0;
+  int steps_net = 0;
+};
+
+struct CollectiveResult {
+  CollOp op = CollOp::kAllReduce;
+  Algorithm algorithm = Algorithm::kRing;
+  Bytes size;
+  int ranks = 0;
+  Time time;           // total, latency included
+  Time bandwidth_time;  // T_bw from the flow simulation
+  size_t flows = 0;
+  double algbw_gbps = 0;  // GB/s (1e9 bytes/s), as nccl-tests prints
+  double busbw_gbps = 0;
+};
+
+// Algorithms that can run `op` on `ranks` in `topo`, in NCCL's preference order.
+std::vector<Algorithm> candidate_algorithms(const Topology& topo, CollOp op,
+                                            const std::vector<int>& ranks);
+
+// Builds the flows of `op` over `ranks` (global GPU ids) with `algorithm` (not kAuto).
+CollectivePlan plan_collective(const Topology& topo, const CollectiveParams& params, CollOp op,
+                               Algorithm algorithm, Bytes size, const std::vector<int>& ranks,
+                               uint64_t seed);
+
+// Total time from the flow-simulated bandwidth time and the plan's pipeline depth.
+Time pipelined_time(const CollectiveParams& params, const CollectivePlan& plan, Time bandwidth_time);
+
+// Runs one collective alone on an idle network. With Algorithm::kAuto every candidate is
+// simulated and the fastest is kept, the way NCCL's tuner picks the algorithm with the lowest
+// modelled time.
+CollectiveResult simulate_collective(const Topology& topo, const CollectiveParams& params, CollOp op,
+                                     Algorithm algorithm, Bytes size, const std::vector<int>& ranks,
+                                     uint64_t seed);
+
+// A collective started inside a larger simulation: launches its flows on a shared network and
+// calls `done->on_event(sim, tag)` when the collective completes.
+class CollectiveRun final : public FlowObserver, public EventHandler {
+ public:
+  CollectiveRun(const CollectiveParams& params, CollectivePlan plan);
+  void start(Simulator& sim, FlowNetwork& net, EventHandler* done, uint64_t tag);
+  Time started() const { return start_; }
+  Time bandwidth_time() const { return bw_time_; }
+  const CollectivePlan& plan() const { return plan_; }
+  void on_flow_done(Simulator& sim, uint64_t tag) override;
+  void on_event(Simulator& sim, uint64_t tag) override;
+
+ private:
+  const CollectiveParams& params_;
+  CollectivePlan plan_;
+  EventHandler* done_ = nullptr;
+  uint64_t done_tag_ = 0;
+  size_t outstanding_ = 0;
+  Time start_;
+  Time bw_time_;
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,23 @@
+// Writers for report.json and the JSON form of `fleetsim validate`. Keys are stable and
+// documented in README.md; numbers are printed with fixed precision so the same input and seed
+// give byte-identical files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "coll/collective.h"
+#include "scenario/scenario.h"
+#include "topo/topology.h"
+#include "validate/validate.h"
+
+namespace fleetsim {
+
+std::string collective_report_json(const Scenario& s, const Topology& topo,
+                                   const std::vector<CollectiveResult>& results);
+std::string validation_json(const ValidationReport& rep);
+
+// Writes via a temporary file and rename, so a killed run never leaves a truncated report.
+void write_file_atomic(const std::string& path, const std::string& content);
+
+}  // namespace fleetsim

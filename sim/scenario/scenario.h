@@ -1,0 +1,68 @@
+// Typed, validated scenario: the only representation of user input the simulator sees.
+// scenario/loader.cpp is the only code that parses JSON (scenarios, topologies, calibration).
+// Every error names the file and the JSON pointer and says what was expected; unknown keys are
+// errors with a "did you mean" when a known key is close.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "coll/collective.h"
+#include "topo/system.h"
+
+namespace fleetsim {
+
+struct CollectiveWorkload {
+  CollOp op = CollOp::kAllReduce;
+  std::vector<Bytes> sizes;
+  int group_gpus = 0;  // 0 = every GPU of the cluster
+  Algorithm algorithm = Algorithm::kAuto;
+  std::string dtype = "bf16";
+  int dtype_bytes = 2;
+};
+
+struct Scenario {
+  std::string file;
+  std::string name;
+  std::string description;
+  uint64_t seed = 1;
+  std::string system_name;
+  SystemSpec system;
+  int count = 0;  // units ordered (instances, UltraServers, ...)
+  int nodes = 0;  // count × system.unit_nodes
+  FabricSpec fabric;  // system defaults with the scenario's overrides applied
+  CollectiveParams collective_params;
+  std::optional<CollectiveWorkload> collective;
+};
+
+struct LoadOptions {
+  std::string data_dir;  // where topologies/ and calibration/ live; empty = default_data_dir()
+  int max_gpus = 131072;  // refuse larger clusters up front (raise with --max-gpus)
+};
+
+// FLEETSIM_DATA_DIR from the environment, else the source tree the binary was built from.
+std::string default_data_dir();
+
+Scenario load_scenario(const std::string& path, const LoadOptions& options);
+// Parses scenario JSON text; `file` is used in messages.
+Scenario parse_scenario(const std::string& text, const std::string& file, const LoadOptions& options);
+
+// A system type by name (topologies/NAME.json) or by path to a JSON file.
+SystemSpec load_system(const std::string& name_or_path, const std::string& data_dir);
+std::vector<std::string> known_systems(const std::string& data_dir);
+
+// Collective calibration for a system (calibration/collectives.json).
+CollectiveParams load_collective_params(const SystemSpec& system, const std::string& data_dir);
+
+// Keys the scenario loader accepts, by JSON pointer pattern ("" = top level). The JSON Schema in
+// scenarios/schema/ must list the same keys (a test checks it).
+std::map<std::string, std::vector<std::string>> scenario_keys();
+
+// "did you mean" helper: the candidate closest to `word` by edit distance, or "" if none is
+// within max(2, |word|/3) edits.
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace fleetsim

@@ -1,0 +1,70 @@
+#include "core/error.h"
+#include "validate/validate.h"
+
+namespace fleetsim {
+
+CsvTable parse_csv(const std::string& text, const std::string& file) {
+  CsvTable t;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false, field_started = false;
+  int line = 1, row_line = 1;
+  auto end_field = [&] {
+    row.push_back(std::move(field));
+    field.clear();
+    field_started = false;
+  };
+  auto end_row = [&] {
+    end_field();
+    if (t.header.empty()) {
+      t.header = std::move(row);
+    } else if (!(row.size() == 1 && row[0].empty())) {
+      if (row.size() != t.header.size()) {
+        throw InputError(file, "line " + std::to_string(row_line),
+                         "expected " + std::to_string(t.header.size()) + " fields, got " + std::to_string(row.size()));
+      }
+      t.rows.push_back(std::move(row));
+      t.line_of_row.push_back(row_line);
+    }
+    row.clear();
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\0') throw InputError(file, "line " + std::to_string(line), "NUL byte in CSV");
+    if (quoted) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          field += '"';
+          ++i;
+        } else {
+          quoted = false;
+        }
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+      continue;
+    }
+    if (c == '"' && !field_started && field.empty()) {
+      quoted = true;
+      field_started = true;
+    } else if (c == ',') {
+      end_field();
+    } else if (c == '\n') {
+      end_row();
+      ++line;
+      row_line = line;
+    } else if (c == '\r') {
+      continue;
+    } else {
+      field += c;
+      field_started = true;
+    }
+  }
+  if (quoted) throw InputError(file, "line " + std::to_string(row_line), "unterminated quoted field");
+  if (!field.empty() || !row.empty()) end_row();
+  if (t.header.empty()) throw InputError(file, "line 1", "empty CSV: expected a header line");
+  return t;
+}
+
+}  // namespace fleetsim

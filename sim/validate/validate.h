@@ -1,0 +1,50 @@
+// `fleetsim validate`: simulates each row of a reference CSV (the column format of
+// ../shared/reference/*.csv) that fleetsim can model and compares with the measurement.
+// Collective rows (model = all_reduce, all_gather, reduce_scatter, alltoall) compare bus
+// bandwidth; the message size, NVLS setting and placement are read from the notes column
+// (msg_bytes=…, NCCL_NVLS_ENABLE=0, NCCL_MNNVL_ENABLE=0, "cross-domain A+B nodes").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+
+namespace fleetsim {
+
+struct CsvTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<int> line_of_row;  // 1-based line number of each row's first line
+};
+
+// RFC 4180 CSV (quoted fields, doubled quotes, newlines inside quotes). Throws InputError
+// naming the file and line on malformed input.
+CsvTable parse_csv(const std::string& text, const std::string& file);
+
+struct ValidationRow {
+  int line = 0;
+  std::string hardware, model, metric;
+  int num_gpus = 0;
+  Bytes size;
+  std::string system;     // fleetsim system used
+  std::string algorithm;  // algorithm the tuner chose
+  double measured = 0, predicted = 0, error_pct = 0;
+  bool skipped = false;
+  bool small = false;  // message < 1 MiB: reported separately
+  std::string reason;
+};
+
+struct ValidationReport {
+  std::string reference;
+  std::vector<ValidationRow> rows;
+  double mape_pct = 0;        // rows with messages >= 1 MiB
+  int n_rows = 0;             // rows compared with messages >= 1 MiB
+  double mape_small_pct = 0;  // rows with messages < 1 MiB
+  int n_small = 0;
+  int n_skipped = 0;
+};
+
+ValidationReport validate_reference(const std::string& csv_path, const std::string& data_dir);
+
+}  // namespace fleetsim

@@ -1,0 +1,93 @@
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "net/flow_network.h"
+
+using namespace fleetsim;
+
+namespace {
+Link link_of(double bytes_per_s) {
+  Link l;
+  l.capacity = Bandwidth::bytes_per_second(bytes_per_s);
+  return l;
+}
+Route route_of(std::vector<PathHop> hops) {
+  Route r;
+  r.hops = std::move(hops);
+  return r;
+}
+struct Done : FlowObserver {
+  std::map<uint64_t, double> at;  // tag → completion time in seconds
+  void on_flow_done(Simulator& sim, uint64_t tag) override { at[tag] = sim.now().seconds(); }
+};
+}  // namespace
+
+TEST_CASE("max-min shares on a two-link line match the hand solution") {
+  // L0 = 10 B/s carries A and B; L1 = 4 B/s carries B and C. Max-min: B = C = 2 (L1 saturates),
+  // then A takes what is left of L0: 8.
+  Simulator sim;
+  FlowNetwork net(sim, {link_of(10), link_of(4)});
+  Done done;
+  const uint32_t a = net.start(route_of({{0, 1.0}}), 100, &done, 'A');
+  const uint32_t b = net.start(route_of({{0, 1.0}, {1, 1.0}}), 20, &done, 'B');
+  const uint32_t c = net.start(route_of({{1, 1.0}}), 20, &done, 'C');
+  sim.run(Time::from_seconds(1));
+  CHECK(net.rate(a) == Approx(8));
+  CHECK(net.rate(b) == Approx(2));
+  CHECK(net.rate(c) == Approx(2));
+  sim.run();
+  // B and C finish at 20/2 = 10 s; A has moved 80 B by then, the last 20 B go at 10 B/s: 12 s.
+  CHECK(done.at['B'] == Approx(10.0));
+  CHECK(done.at['C'] == Approx(10.0));
+  CHECK(done.at['A'] == Approx(12.0));
+}
+
+TEST_CASE("a sprayed flow uses weight x rate on each parallel link") {
+  Simulator sim;
+  FlowNetwork net(sim, {link_of(1), link_of(1)});
+  Done done;
+  const uint32_t f = net.start(route_of({{0, 0.5}, {1, 0.5}}), 4, &done, 1);
+  sim.run(Time::from_seconds(0.5));
+  CHECK(net.rate(f) == Approx(2));
+  sim.run();
+  CHECK(done.at[1] == Approx(2.0));
+}
+
+TEST_CASE("bytes are conserved on every link") {
+  Simulator sim;
+  FlowNetwork net(sim, {link_of(7), link_of(3), link_of(5)});
+  Done done;
+  net.start(route_of({{0, 1.0}, {1, 1.0}}), 33, &done, 1);
+  net.start(route_of({{0, 1.0}, {2, 1.0}}), 50, &done, 2);
+  net.start(route_of({{1, 1.0}, {2, 1.0}}), 12, &done, 3);
+  net.start(route_of({{2, 0.5}, {0, 0.5}}), 8, &done, 4);
+  sim.run();
+  CHECK(done.at.size() == 4);
+  CHECK(net.link_bytes()[0] == Approx(33 + 50 + 4));
+  CHECK(net.link_bytes()[1] == Approx(33 + 12));
+  CHECK(net.link_bytes()[2] == Approx(50 + 12 + 4));
+  CHECK(net.active_flows() == 0);
+}
+
+TEST_CASE("route latency delays delivery, not bandwidth") {
+  Simulator sim;
+  FlowNetwork net(sim, {link_of(100)});
+  Done done;
+  Route r = route_of({{0, 1.0}});
+  r.latency = Time::from_us(5);
+  net.start(r, 100, &done, 9);
+  sim.run();
+  CHECK(done.at[9] == Approx(1.0 + 5e-6));
+}
+
+TEST_CASE("flows in disjoint components keep their completion times") {
+  Simulator sim;
+  FlowNetwork net(sim, {link_of(1), link_of(1)});
+  Done done;
+  net.start(route_of({{0, 1.0}}), 10, &done, 1);
+  sim.run(Time::from_seconds(2));
+  net.start(route_of({{1, 1.0}}), 1, &done, 2);
+  sim.run();
+  CHECK(done.at[1] == Approx(10.0));
+  CHECK(done.at[2] == Approx(3.0));
+}
