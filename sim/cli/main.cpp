@@ -16,11 +16,13 @@ namespace {
 
 std::vector<int> first_ranks(int n) {
   std::vector<int> r(n);
-  for (int i = 0; i < n; ++i) r[i] = i;
+  for (int i = 0; i < n; ++i)
+    r[i] = i;
   return r;
 }
 
-int cmd_run(const std::string& path, std::string out_dir, std::optional<uint64_t> seed, int max_gpus) {
+int cmd_run(const std::string& path, std::string out_dir, std::optional<uint64_t> seed,
+            int max_gpus) {
   LoadOptions opt;
   opt.max_gpus = max_gpus;
   Scenario s = load_scenario(path, opt);
@@ -30,18 +32,21 @@ int cmd_run(const std::string& path, std::string out_dir, std::optional<uint64_t
   const CollectiveWorkload& w = *s.collective;
   const int n = w.group_gpus > 0 ? w.group_gpus : topo.gpus();
   const auto ranks = first_ranks(n);
-  std::printf("# fleetsim %s: %s on %d GPUs (%d × %s, %s)\n", s.name.c_str(), to_string(w.op), n, s.count,
-              s.system.name.c_str(), s.system.unit_name.c_str());
-  std::printf("# fabric: %d-tier Clos, oversubscription %.2g:1, routing %s; calibration %s\n", s.fabric.tiers,
-              s.fabric.oversubscription, to_string(s.fabric.routing), s.collective_params.source.c_str());
-  std::printf("#\n# %12s %12s %10s %12s %10s %10s\n", "size(B)", "count", "algo", "time(us)", "algbw", "busbw");
+  std::printf("# fleetsim %s: %s on %d GPUs (%d × %s, %s)\n", s.name.c_str(), to_string(w.op), n,
+              s.count, s.system.name.c_str(), s.system.unit_name.c_str());
+  std::printf("# fabric: %d-tier Clos, oversubscription %.2g:1, routing %s; calibration %s\n",
+              s.fabric.tiers, s.fabric.oversubscription, to_string(s.fabric.routing),
+              s.collective_params.source.c_str());
+  std::printf("#\n# %12s %12s %10s %12s %10s %10s\n", "size(B)", "count", "algo", "time(us)",
+              "algbw", "busbw");
   std::printf("# %12s %12s %10s %12s %10s %10s\n", "", "(elements)", "", "", "(GB/s)", "(GB/s)");
   std::vector<CollectiveResult> results;
   for (const Bytes& size : w.sizes) {
-    CollectiveResult r = simulate_collective(topo, s.collective_params, w.op, w.algorithm, size, ranks, s.seed);
+    CollectiveResult r =
+        simulate_collective(topo, s.collective_params, w.op, w.algorithm, size, ranks, s.seed);
     std::printf("  %12lld %12lld %10s %12.2f %10.2f %10.2f\n", static_cast<long long>(size.count()),
-                static_cast<long long>(size.count() / w.dtype_bytes), to_string(r.algorithm), r.time.us(),
-                r.algbw_gbps, r.busbw_gbps);
+                static_cast<long long>(size.count() / w.dtype_bytes), to_string(r.algorithm),
+                r.time.us(), r.algbw_gbps, r.busbw_gbps);
     results.push_back(r);
   }
   const std::string report = out_dir + "/report.json";
@@ -56,17 +61,20 @@ int cmd_validate(const std::string& reference, bool as_json) {
     std::fputs(validation_json(rep).c_str(), stdout);
     return 0;
   }
-  std::printf("%-6s %-28s %5s %-15s %14s %-10s %10s %10s %8s\n", "line", "hardware", "gpus", "operation", "size(B)",
-              "algo", "measured", "predicted", "error%");
+  std::printf("%-6s %-28s %5s %-15s %14s %-10s %10s %10s %8s\n", "line", "hardware", "gpus",
+              "operation", "size(B)", "algo", "measured", "predicted", "error%");
   for (const auto& v : rep.rows) {
     if (v.skipped) continue;
-    std::printf("%-6d %-28.28s %5d %-15s %14lld %-10s %10.2f %10.2f %+8.1f%s\n", v.line, v.hardware.c_str(), v.num_gpus,
-                v.model.c_str(), static_cast<long long>(v.size.count()), v.algorithm.c_str(), v.measured, v.predicted,
-                v.error_pct, v.small ? "  (small)" : "");
+    std::printf("%-6d %-28.28s %5d %-15s %14lld %-10s %10.2f %10.2f %+8.1f%s\n", v.line,
+                v.hardware.c_str(), v.num_gpus, v.model.c_str(),
+                static_cast<long long>(v.size.count()), v.algorithm.c_str(), v.measured,
+                v.predicted, v.error_pct, v.small ? "  (small)" : "");
   }
   std::printf("\nskipped rows:\n");
   for (const auto& v : rep.rows) {
-    if (v.skipped) std::printf("  line %-5d %-28.28s %-15s %s\n", v.line, v.hardware.c_str(), v.model.c_str(), v.reason.c_str());
+    if (v.skipped)
+      std::printf("  line %-5d %-28.28s %-15s %s\n", v.line, v.hardware.c_str(), v.model.c_str(),
+                  v.reason.c_str());
   }
   std::printf("\nMAPE (messages >= 1 MiB): %.2f%% over %d rows\n", rep.mape_pct, rep.n_rows);
   std::printf("MAPE (messages <  1 MiB): %.2f%% over %d rows\n", rep.mape_small_pct, rep.n_small);
@@ -94,29 +102,36 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("fleetsim ") + FLEETSIM_VERSION);
   app.require_subcommand(1);
 
-  auto* run = app.add_subcommand("run", "Simulate a scenario file; print a summary and write DIR/report.json");
+  auto* run = app.add_subcommand(
+      "run", "Simulate a scenario file; print a summary and write DIR/report.json");
   std::string scenario, out_dir;
   std::optional<uint64_t> seed;
   int max_gpus = 131072;
   run->add_option("scenario", scenario, "Scenario JSON file")->required();
   run->add_option("--out", out_dir, "Output folder (default out/<scenario name>)");
   run->add_option("--seed", seed, "Override the scenario's seed");
-  run->add_option("--max-gpus", max_gpus, "Refuse clusters larger than this")->check(CLI::PositiveNumber);
+  run->add_option("--max-gpus", max_gpus, "Refuse clusters larger than this")
+      ->check(CLI::PositiveNumber);
 
-  auto* val = app.add_subcommand("validate", "Compare simulated with measured rows of a reference CSV");
+  auto* val =
+      app.add_subcommand("validate", "Compare simulated with measured rows of a reference CSV");
   std::string reference;
   bool as_json = false;
-  val->add_option("--reference", reference, "Reference CSV (column format of shared/reference/*.csv)")->required();
+  val->add_option("--reference", reference,
+                  "Reference CSV (column format of shared/reference/*.csv)")
+      ->required();
   val->add_flag("--json", as_json, "Print the comparison as JSON on stdout");
 
   auto* topo = app.add_subcommand("topo", "Inspect topologies");
   topo->require_subcommand(1);
-  auto* show = topo->add_subcommand("show", "Summarise a system's graph, or write Graphviz with --dot");
+  auto* show =
+      topo->add_subcommand("show", "Summarise a system's graph, or write Graphviz with --dot");
   std::string system;
   int count = 1;
   bool dot = false;
   show->add_option("system", system, "System name (topologies/NAME.json) or path")->required();
-  show->add_option("--count", count, "Number of units (instances, UltraServers, racks)")->check(CLI::Range(1, 16384));
+  show->add_option("--count", count, "Number of units (instances, UltraServers, racks)")
+      ->check(CLI::Range(1, 16384));
   show->add_flag("--dot", dot, "Write Graphviz DOT on stdout");
 
   try {

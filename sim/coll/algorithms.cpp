@@ -29,7 +29,8 @@ struct Groups {
 
 Groups group_by_domain(const Topology& topo, const std::vector<int>& ranks) {
   std::map<int, std::vector<int>> m;
-  for (int r : ranks) m[topo.domain_of(r)].push_back(r);
+  for (int r : ranks)
+    m[topo.domain_of(r)].push_back(r);
   Groups g;
   for (auto& [d, v] : m) {
     std::sort(v.begin(), v.end());
@@ -50,17 +51,21 @@ Route concat(Route a, const Route& b) {
 
 int ceil_log2(int n) {
   int k = 0;
-  while ((1 << k) < n) ++k;
+  while ((1 << k) < n)
+    ++k;
   return k;
 }
 
 // Per-edge volume of a ring for `op` relative to the message size S.
 double ring_volume(CollOp op, int n) {
   switch (op) {
-    case CollOp::kAllReduce: return 2.0 * (n - 1) / n;
+    case CollOp::kAllReduce:
+      return 2.0 * (n - 1) / n;
     case CollOp::kAllGather:
-    case CollOp::kReduceScatter: return static_cast<double>(n - 1) / n;
-    default: return 1.0;  // broadcast: the whole message passes every edge of the chain
+    case CollOp::kReduceScatter:
+      return static_cast<double>(n - 1) / n;
+    default:
+      return 1.0;  // broadcast: the whole message passes every edge of the chain
   }
 }
 
@@ -110,7 +115,8 @@ class Planner {
       for (int c = 0; c < channels; ++c) {
         for (int d = 0; d < domains; ++d) {
           const auto& v = g.by_domain[d];
-          for (int k = 0; k + 1 < m; ++k) flow(v[(c + k) % m], v[(c + k + 1) % m], per_channel, p_.eta_ring);
+          for (int k = 0; k + 1 < m; ++k)
+            flow(v[(c + k) % m], v[(c + k + 1) % m], per_channel, p_.eta_ring);
           if (chain && d == domains - 1) continue;
           const auto& next = g.by_domain[(d + 1) % domains];
           flow_via(v[(c + m - 1) % m], v[c], next[c], per_channel);
@@ -128,7 +134,8 @@ class Planner {
   void double_binary_tree(int domains, double bytes_per_tree, Edge edge) {
     for (int t = 0; t < 2; ++t) {
       auto at = [&](int pos) { return t == 0 ? pos : domains - 1 - pos; };
-      for (int pos = 1; pos < domains; ++pos) edge(at(pos), at((pos - 1) / 2), bytes_per_tree);
+      for (int pos = 1; pos < domains; ++pos)
+        edge(at(pos), at((pos - 1) / 2), bytes_per_tree);
     }
   }
 
@@ -156,7 +163,8 @@ class Planner {
     const int m = g.per_domain;
     const int domains = static_cast<int>(g.by_domain.size());
     for (const auto& v : g.by_domain) {
-      for (int r : v) switch_flows(r, size * (1.0 + 1.0 / m) / p_.eta_nvls);
+      for (int r : v)
+        switch_flows(r, size * (1.0 + 1.0 / m) / p_.eta_nvls);
     }
     plan_->steps_nvlink = 2;
     if (domains > 1) {
@@ -220,7 +228,8 @@ std::vector<Algorithm> candidate_algorithms(const Topology& topo, CollOp op,
       if (!multi || g.per_domain > 0) return {Algorithm::kRing};
       return {};
     case CollOp::kAllToAll:
-    case CollOp::kSendRecv: return {Algorithm::kDirect};
+    case CollOp::kSendRecv:
+      return {Algorithm::kDirect};
   }
   return {};
 }
@@ -236,10 +245,16 @@ CollectivePlan plan_collective(const Topology& topo, const CollectiveParams& par
   Planner p(topo, params, &plan, seed);
   const double s = size.as_double();
   switch (algorithm) {
-    case Algorithm::kRing: p.ring(op, s, g, ranks); break;
-    case Algorithm::kTree: p.tree(s, g); break;
+    case Algorithm::kRing:
+      p.ring(op, s, g, ranks);
+      break;
+    case Algorithm::kTree:
+      p.tree(s, g);
+      break;
     case Algorithm::kNvls:
-    case Algorithm::kNvlsTree: p.nvls(s, g); break;
+    case Algorithm::kNvlsTree:
+      p.nvls(s, g);
+      break;
     case Algorithm::kDirect:
       if (op == CollOp::kSendRecv) {
         p.send_recv(s, ranks);
@@ -247,7 +262,8 @@ CollectivePlan plan_collective(const Topology& topo, const CollectiveParams& par
         p.all_to_all(s, ranks, g);
       }
       break;
-    case Algorithm::kAuto: FLEETSIM_ASSERT(false && "plan_collective needs a concrete algorithm");
+    case Algorithm::kAuto:
+      FLEETSIM_ASSERT(false && "plan_collective needs a concrete algorithm");
   }
   return plan;
 }

@@ -8,24 +8,36 @@ namespace fleetsim {
 
 const char* to_string(CollOp op) {
   switch (op) {
-    case CollOp::kAllReduce: return "all_reduce";
-    case CollOp::kAllGather: return "all_gather";
-    case CollOp::kReduceScatter: return "reduce_scatter";
-    case CollOp::kAllToAll: return "all_to_all";
-    case CollOp::kBroadcast: return "broadcast";
-    case CollOp::kSendRecv: return "send_recv";
+    case CollOp::kAllReduce:
+      return "all_reduce";
+    case CollOp::kAllGather:
+      return "all_gather";
+    case CollOp::kReduceScatter:
+      return "reduce_scatter";
+    case CollOp::kAllToAll:
+      return "all_to_all";
+    case CollOp::kBroadcast:
+      return "broadcast";
+    case CollOp::kSendRecv:
+      return "send_recv";
   }
   return "?";
 }
 
 const char* to_string(Algorithm a) {
   switch (a) {
-    case Algorithm::kAuto: return "auto";
-    case Algorithm::kRing: return "ring";
-    case Algorithm::kTree: return "tree";
-    case Algorithm::kNvls: return "nvls";
-    case Algorithm::kNvlsTree: return "nvls_tree";
-    case Algorithm::kDirect: return "direct";
+    case Algorithm::kAuto:
+      return "auto";
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kTree:
+      return "tree";
+    case Algorithm::kNvls:
+      return "nvls";
+    case Algorithm::kNvlsTree:
+      return "nvls_tree";
+    case Algorithm::kDirect:
+      return "direct";
   }
   return "?";
 }
@@ -54,17 +66,21 @@ bool parse_algorithm(const std::string& s, Algorithm* out) {
 
 double busbw_factor(CollOp op, int n) {
   switch (op) {
-    case CollOp::kAllReduce: return 2.0 * (n - 1) / n;
+    case CollOp::kAllReduce:
+      return 2.0 * (n - 1) / n;
     case CollOp::kAllGather:
     case CollOp::kReduceScatter:
-    case CollOp::kAllToAll: return static_cast<double>(n - 1) / n;
+    case CollOp::kAllToAll:
+      return static_cast<double>(n - 1) / n;
     case CollOp::kBroadcast:
-    case CollOp::kSendRecv: return 1.0;
+    case CollOp::kSendRecv:
+      return 1.0;
   }
   return 1.0;
 }
 
-Time pipelined_time(const CollectiveParams& params, const CollectivePlan& plan, Time bandwidth_time) {
+Time pipelined_time(const CollectiveParams& params, const CollectivePlan& plan,
+                    Time bandwidth_time) {
   if (plan.flows.empty()) return Time::zero();
   const double alpha_p = plan.steps_nvlink * params.nvlink_step_latency.seconds() +
                          plan.steps_net * params.net_step_latency.seconds();
@@ -102,9 +118,9 @@ void CollectiveRun::on_event(Simulator& sim, uint64_t /*tag*/) {
   if (done_ != nullptr) done_->on_event(sim, done_tag_);
 }
 
-CollectiveResult simulate_collective(const Topology& topo, const CollectiveParams& params, CollOp op,
-                                     Algorithm algorithm, Bytes size, const std::vector<int>& ranks,
-                                     uint64_t seed) {
+CollectiveResult simulate_collective(const Topology& topo, const CollectiveParams& params,
+                                     CollOp op, Algorithm algorithm, Bytes size,
+                                     const std::vector<int>& ranks, uint64_t seed) {
   std::vector<Algorithm> algos;
   if (algorithm == Algorithm::kAuto) {
     algos = candidate_algorithms(topo, op, ranks);

@@ -64,7 +64,7 @@ struct CollectiveResult {
   Algorithm algorithm = Algorithm::kRing;
   Bytes size;
   int ranks = 0;
-  Time time;           // total, latency included
+  Time time;            // total, latency included
   Time bandwidth_time;  // T_bw from the flow simulation
   size_t flows = 0;
   double algbw_gbps = 0;  // GB/s (1e9 bytes/s), as nccl-tests prints
@@ -81,14 +81,15 @@ CollectivePlan plan_collective(const Topology& topo, const CollectiveParams& par
                                uint64_t seed);
 
 // Total time from the flow-simulated bandwidth time and the plan's pipeline depth.
-Time pipelined_time(const CollectiveParams& params, const CollectivePlan& plan, Time bandwidth_time);
+Time pipelined_time(const CollectiveParams& params, const CollectivePlan& plan,
+                    Time bandwidth_time);
 
 // Runs one collective alone on an idle network. With Algorithm::kAuto every candidate is
 // simulated and the fastest is kept, the way NCCL's tuner picks the algorithm with the lowest
 // modelled time.
-CollectiveResult simulate_collective(const Topology& topo, const CollectiveParams& params, CollOp op,
-                                     Algorithm algorithm, Bytes size, const std::vector<int>& ranks,
-                                     uint64_t seed);
+CollectiveResult simulate_collective(const Topology& topo, const CollectiveParams& params,
+                                     CollOp op, Algorithm algorithm, Bytes size,
+                                     const std::vector<int>& ranks, uint64_t seed);
 
 // A collective started inside a larger simulation: launches its flows on a shared network and
 // calls `done->on_event(sim, tag)` when the collective completes.

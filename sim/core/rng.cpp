@@ -24,7 +24,8 @@ uint64_t splitmix64(uint64_t* state) {
 
 Rng::Rng(uint64_t seed) {
   uint64_t st = seed;
-  for (auto& w : s_) w = splitmix64(&st);
+  for (auto& w : s_)
+    w = splitmix64(&st);
 }
 
 Rng Rng::stream(uint64_t seed, std::string_view component) {
@@ -32,7 +33,9 @@ Rng Rng::stream(uint64_t seed, std::string_view component) {
   return Rng(splitmix64(&st));
 }
 
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline uint64_t rotl(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
 
 uint64_t Rng::next_u64() {
   const uint64_t result = rotl(s_[1] * 5, 7) * 9;
@@ -46,7 +49,9 @@ uint64_t Rng::next_u64() {
   return result;
 }
 
-double Rng::uniform01() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+double Rng::uniform01() {
+  return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
+}
 
 uint64_t Rng::uniform_below(uint64_t n) {
   FLEETSIM_ASSERT(n > 0);
@@ -81,7 +86,9 @@ double Rng::normal(double mean, double stddev) {
   return mean + stddev * r * std::cos(theta);
 }
 
-double Rng::lognormal(double mu, double sigma) { return std::exp(normal(mu, sigma)); }
+double Rng::lognormal(double mu, double sigma) {
+  return std::exp(normal(mu, sigma));
+}
 
 double Rng::weibull(double shape, double scale) {
   return scale * std::pow(-std::log(1.0 - uniform01()), 1.0 / shape);

@@ -17,9 +17,15 @@ class Time {
  public:
   constexpr Time() = default;
   static constexpr Time from_ps(int64_t ps) { return Time(ps); }
-  static constexpr Time from_ns(double ns) { return Time(static_cast<int64_t>(std::llround(ns * 1e3))); }
-  static constexpr Time from_us(double us) { return Time(static_cast<int64_t>(std::llround(us * 1e6))); }
-  static constexpr Time from_seconds(double s) { return Time(static_cast<int64_t>(std::llround(s * 1e12))); }
+  static constexpr Time from_ns(double ns) {
+    return Time(static_cast<int64_t>(std::llround(ns * 1e3)));
+  }
+  static constexpr Time from_us(double us) {
+    return Time(static_cast<int64_t>(std::llround(us * 1e6)));
+  }
+  static constexpr Time from_seconds(double s) {
+    return Time(static_cast<int64_t>(std::llround(s * 1e12)));
+  }
   static constexpr Time zero() { return Time(0); }
   // A time later than every finite time; arithmetic on it saturates.
   static constexpr Time infinite() { return Time(std::numeric_limits<int64_t>::max()); }
@@ -54,7 +60,10 @@ class Bytes {
   constexpr auto operator<=>(const Bytes&) const = default;
   constexpr Bytes operator+(Bytes o) const { return Bytes(n_ + o.n_); }
   constexpr Bytes operator-(Bytes o) const { return Bytes(n_ - o.n_); }
-  constexpr Bytes& operator+=(Bytes o) { n_ += o.n_; return *this; }
+  constexpr Bytes& operator+=(Bytes o) {
+    n_ += o.n_;
+    return *this;
+  }
   constexpr Bytes operator*(int64_t k) const { return Bytes(n_ * k); }
 
  private:

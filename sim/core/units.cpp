@@ -18,30 +18,55 @@ struct UnitEntry {
 
 constexpr double kKi = 1024.0;
 constexpr std::array kSizeUnits = {
-    UnitEntry{"B", 1.0},          UnitEntry{"KB", 1e3},         UnitEntry{"MB", 1e6},
-    UnitEntry{"GB", 1e9},         UnitEntry{"TB", 1e12},        UnitEntry{"PB", 1e15},
-    UnitEntry{"KiB", kKi},        UnitEntry{"MiB", kKi * kKi},  UnitEntry{"GiB", kKi * kKi * kKi},
-    UnitEntry{"TiB", kKi * kKi * kKi * kKi}, UnitEntry{"PiB", kKi * kKi * kKi * kKi * kKi},
+    UnitEntry{"B", 1.0},
+    UnitEntry{"KB", 1e3},
+    UnitEntry{"MB", 1e6},
+    UnitEntry{"GB", 1e9},
+    UnitEntry{"TB", 1e12},
+    UnitEntry{"PB", 1e15},
+    UnitEntry{"KiB", kKi},
+    UnitEntry{"MiB", kKi* kKi},
+    UnitEntry{"GiB", kKi* kKi* kKi},
+    UnitEntry{"TiB", kKi* kKi* kKi* kKi},
+    UnitEntry{"PiB", kKi* kKi* kKi* kKi* kKi},
 };
 constexpr std::array kBandwidthUnits = {
-    UnitEntry{"bps", 1.0 / 8},     UnitEntry{"Kbps", 1e3 / 8},   UnitEntry{"Mbps", 1e6 / 8},
-    UnitEntry{"Gbps", 1e9 / 8},    UnitEntry{"Tbps", 1e12 / 8},  UnitEntry{"bit/s", 1.0 / 8},
-    UnitEntry{"Kbit/s", 1e3 / 8},  UnitEntry{"Mbit/s", 1e6 / 8}, UnitEntry{"Gbit/s", 1e9 / 8},
-    UnitEntry{"Tbit/s", 1e12 / 8}, UnitEntry{"B/s", 1.0},        UnitEntry{"KB/s", 1e3},
-    UnitEntry{"MB/s", 1e6},        UnitEntry{"GB/s", 1e9},       UnitEntry{"TB/s", 1e12},
-    UnitEntry{"KiB/s", kKi},       UnitEntry{"MiB/s", kKi * kKi}, UnitEntry{"GiB/s", kKi * kKi * kKi},
-    UnitEntry{"TiB/s", kKi * kKi * kKi * kKi}, UnitEntry{"Bps", 1.0}, UnitEntry{"KBps", 1e3},
-    UnitEntry{"MBps", 1e6},        UnitEntry{"GBps", 1e9},       UnitEntry{"TBps", 1e12},
+    UnitEntry{"bps", 1.0 / 8},
+    UnitEntry{"Kbps", 1e3 / 8},
+    UnitEntry{"Mbps", 1e6 / 8},
+    UnitEntry{"Gbps", 1e9 / 8},
+    UnitEntry{"Tbps", 1e12 / 8},
+    UnitEntry{"bit/s", 1.0 / 8},
+    UnitEntry{"Kbit/s", 1e3 / 8},
+    UnitEntry{"Mbit/s", 1e6 / 8},
+    UnitEntry{"Gbit/s", 1e9 / 8},
+    UnitEntry{"Tbit/s", 1e12 / 8},
+    UnitEntry{"B/s", 1.0},
+    UnitEntry{"KB/s", 1e3},
+    UnitEntry{"MB/s", 1e6},
+    UnitEntry{"GB/s", 1e9},
+    UnitEntry{"TB/s", 1e12},
+    UnitEntry{"KiB/s", kKi},
+    UnitEntry{"MiB/s", kKi* kKi},
+    UnitEntry{"GiB/s", kKi* kKi* kKi},
+    UnitEntry{"TiB/s", kKi* kKi* kKi* kKi},
+    UnitEntry{"Bps", 1.0},
+    UnitEntry{"KBps", 1e3},
+    UnitEntry{"MBps", 1e6},
+    UnitEntry{"GBps", 1e9},
+    UnitEntry{"TBps", 1e12},
 };
 constexpr std::array kTimeUnits = {
-    UnitEntry{"ps", 1.0},          UnitEntry{"ns", 1e3},         UnitEntry{"us", 1e6},
-    UnitEntry{"\xC2\xB5s", 1e6},   UnitEntry{"ms", 1e9},         UnitEntry{"s", 1e12},
-    UnitEntry{"min", 60e12},       UnitEntry{"h", 3600e12},      UnitEntry{"d", 86400e12},
+    UnitEntry{"ps", 1.0},        UnitEntry{"ns", 1e3},    UnitEntry{"us", 1e6},
+    UnitEntry{"\xC2\xB5s", 1e6}, UnitEntry{"ms", 1e9},    UnitEntry{"s", 1e12},
+    UnitEntry{"min", 60e12},     UnitEntry{"h", 3600e12}, UnitEntry{"d", 86400e12},
 };
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -60,7 +85,8 @@ bool split_number(std::string_view text, double* value, std::string_view* unit) 
   size_t i = 0;
   auto digits = [&] {
     size_t start = i;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9')
+      ++i;
     return i > start;
   };
   if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
@@ -94,7 +120,9 @@ std::optional<double> parse_with(std::string_view text, const std::array<UnitEnt
   auto fail = [&](const std::string& why) -> std::optional<double> {
     if (error) {
       *error = "expected a " + std::string(kind) + " such as '" +
-               std::string(kind == "size" ? "180GB" : kind == "bandwidth" ? "400Gbps" : "2.5us") +
+               std::string(kind == "size"        ? "180GB"
+                           : kind == "bandwidth" ? "400Gbps"
+                                                 : "2.5us") +
                "' (units: " + unit_list(units) + ")" + (why.empty() ? "" : ", " + why);
     }
     return std::nullopt;
@@ -107,7 +135,8 @@ std::optional<double> parse_with(std::string_view text, const std::array<UnitEnt
   for (const auto& u : units) {
     if (u.name == unit) {
       double r = value * u.factor;
-      if (!std::isfinite(r) || r > 9.0e18) return fail("got a value too large '" + std::string(text) + "'");
+      if (!std::isfinite(r) || r > 9.0e18)
+        return fail("got a value too large '" + std::string(text) + "'");
       return r;
     }
   }

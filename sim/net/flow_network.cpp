@@ -14,7 +14,8 @@ constexpr uint64_t kDeliveryBase = 2;
 
 FlowNetwork::FlowNetwork(Simulator& sim, const std::vector<Link>& links) : sim_(sim) {
   capacity_.reserve(links.size());
-  for (const Link& l : links) capacity_.push_back(l.capacity.bytes_per_second());
+  for (const Link& l : links)
+    capacity_.push_back(l.capacity.bytes_per_second());
   link_bytes_.assign(links.size(), 0.0);
   flows_on_link_.resize(links.size());
   rem_cap_.assign(links.size(), 0.0);
@@ -22,7 +23,8 @@ FlowNetwork::FlowNetwork(Simulator& sim, const std::vector<Link>& links) : sim_(
   link_stamp_.assign(links.size(), 0);
 }
 
-uint32_t FlowNetwork::start(const Route& route, double bytes, FlowObserver* observer, uint64_t tag) {
+uint32_t FlowNetwork::start(const Route& route, double bytes, FlowObserver* observer,
+                            uint64_t tag) {
   FLEETSIM_ASSERT(observer != nullptr);
   FLEETSIM_ASSERT(std::isfinite(bytes) && bytes >= 0);
   uint32_t id;
@@ -82,7 +84,8 @@ void FlowNetwork::settle(Flow& f, Time now) {
   if (dt > 0 && f.rate > 0) {
     const double moved = std::min(f.remaining, f.rate * dt);
     f.remaining -= moved;
-    for (const PathHop& h : f.hops) link_bytes_[h.link] += moved * h.weight;
+    for (const PathHop& h : f.hops)
+      link_bytes_[h.link] += moved * h.weight;
   }
   f.last_update = now;
 }
@@ -146,7 +149,8 @@ void FlowNetwork::solve() {
     bottlenecks.clear();
     for (uint32_t l : comp_links) {
       if (weight_sum_[l] <= 1e-12) continue;
-      if (std::max(rem_cap_[l], 0.0) / weight_sum_[l] <= best * (1.0 + 1e-9)) bottlenecks.push_back(l);
+      if (std::max(rem_cap_[l], 0.0) / weight_sum_[l] <= best * (1.0 + 1e-9))
+        bottlenecks.push_back(l);
     }
     for (uint32_t l : bottlenecks) {
       for (uint32_t id : flows_on_link_[l]) {
@@ -169,7 +173,8 @@ void FlowNetwork::solve() {
     ++f.version;
     if (f.rate <= 0) continue;
     const double ps = std::ceil(f.remaining / f.rate * 1e12);
-    const int64_t finish = ps >= 9.0e18 ? Time::infinite().ps() : (now.ps() + static_cast<int64_t>(ps));
+    const int64_t finish =
+        ps >= 9.0e18 ? Time::infinite().ps() : (now.ps() + static_cast<int64_t>(ps));
     completions_.push(Completion{finish, id, f.version});
   }
 }
@@ -193,7 +198,8 @@ void FlowNetwork::finish(uint32_t id) {
       }
     }
     on_link.pop_back();
-    for (uint32_t other : on_link) dirty_.push_back(other);
+    for (uint32_t other : on_link)
+      dirty_.push_back(other);
   }
   f.active = false;
   ++f.version;

@@ -44,13 +44,14 @@ std::string collective_report_json(const Scenario& s, const Topology& topo,
                    {"group_gpus", results.empty() ? 0 : results.front().ranks},
                    {"algorithm", to_string(w.algorithm)},
                    {"dtype", w.dtype}};
-  j["calibration"] = {{"source", s.collective_params.source},
-                      {"eta_ring", s.collective_params.eta_ring},
-                      {"eta_nvls", s.collective_params.eta_nvls},
-                      {"eta_a2a", s.collective_params.eta_a2a},
-                      {"base_latency_us", fixed(s.collective_params.base_latency.us(), 4)},
-                      {"nvlink_step_latency_us", fixed(s.collective_params.nvlink_step_latency.us(), 4)},
-                      {"net_step_latency_us", fixed(s.collective_params.net_step_latency.us(), 4)}};
+  j["calibration"] = {
+      {"source", s.collective_params.source},
+      {"eta_ring", s.collective_params.eta_ring},
+      {"eta_nvls", s.collective_params.eta_nvls},
+      {"eta_a2a", s.collective_params.eta_a2a},
+      {"base_latency_us", fixed(s.collective_params.base_latency.us(), 4)},
+      {"nvlink_step_latency_us", fixed(s.collective_params.nvlink_step_latency.us(), 4)},
+      {"net_step_latency_us", fixed(s.collective_params.net_step_latency.us(), 4)}};
   ojson rows = ojson::array();
   for (const auto& r : results) {
     rows.push_back({{"size_bytes", r.size.count()},

@@ -25,13 +25,22 @@ constexpr int kMaxDepth = 64;
 constexpr size_t kMaxFileBytes = 16u << 20;
 
 // ---- key tables (shared with scenario_keys() and the schema test) ----
-const std::vector<std::string> kScenarioKeys = {"name", "description", "seed", "cluster", "workload"};
+const std::vector<std::string> kScenarioKeys = {"name", "description", "seed", "cluster",
+                                                "workload"};
 const std::vector<std::string> kClusterKeys = {"system", "count", "fabric"};
-const std::vector<std::string> kFabricOverrideKeys = {
-    "tiers", "rail_optimized", "switch_radix", "nodes_per_leaf_group", "oversubscription",
-    "link_bandwidth", "hop_latency", "nic_latency", "routing", "srd_paths", "protocol_efficiency"};
-const std::vector<std::string> kCollectiveWorkloadKeys = {"type", "operation", "sizes", "group",
-                                                          "algorithm", "dtype"};
+const std::vector<std::string> kFabricOverrideKeys = {"tiers",
+                                                      "rail_optimized",
+                                                      "switch_radix",
+                                                      "nodes_per_leaf_group",
+                                                      "oversubscription",
+                                                      "link_bandwidth",
+                                                      "hop_latency",
+                                                      "nic_latency",
+                                                      "routing",
+                                                      "srd_paths",
+                                                      "protocol_efficiency"};
+const std::vector<std::string> kCollectiveWorkloadKeys = {"type",  "operation", "sizes",
+                                                          "group", "algorithm", "dtype"};
 const std::vector<std::string> kSizeRangeKeys = {"min", "max", "factor"};
 const std::vector<std::string> kGroupKeys = {"gpus"};
 
@@ -41,8 +50,9 @@ std::string read_file(const std::string& path) {
   const auto size = fs::file_size(path, ec);
   if (ec) throw InputError(path, "", "cannot read file: " + ec.message());
   if (size > kMaxFileBytes) {
-    throw InputError(path, "", "file is " + std::to_string(size) + " bytes; the limit is " +
-                                   std::to_string(kMaxFileBytes) + " bytes");
+    throw InputError(path, "",
+                     "file is " + std::to_string(size) + " bytes; the limit is " +
+                         std::to_string(kMaxFileBytes) + " bytes");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot open file");
@@ -72,7 +82,8 @@ json parse_strict(const std::string& text, const std::string& file) {
   std::string error, error_ptr;
   auto pointer = [&] {
     std::string p;
-    for (const auto& k : path) p += "/" + escape_pointer_token(k);
+    for (const auto& k : path)
+      p += "/" + escape_pointer_token(k);
     return p;
   };
   auto cb = [&](int depth, json::parse_event_t event, json& parsed) -> bool {
@@ -104,7 +115,8 @@ json parse_strict(const std::string& text, const std::string& file) {
         if (!keys.empty()) keys.pop_back();
         if (!path.empty()) path.pop_back();
         break;
-      default: break;
+      default:
+        break;
     }
     return true;
   };
@@ -115,7 +127,8 @@ json parse_strict(const std::string& text, const std::string& file) {
     if (!error.empty()) throw InputError(file, error_ptr, error);
     std::string what = e.what();
     const auto pos = what.find("] ");
-    throw InputError(file, "", "not valid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
+    throw InputError(file, "",
+                     "not valid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
   }
   if (!error.empty()) throw InputError(file, error_ptr, error);
   return j;
@@ -123,15 +136,23 @@ json parse_strict(const std::string& text, const std::string& file) {
 
 const char* type_name(const json& j) {
   switch (j.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "a boolean";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "an integer";
-    case json::value_t::number_float: return "a number";
-    case json::value_t::string: return "a string";
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    default: return "an unsupported value";
+    case json::value_t::number_unsigned:
+      return "an integer";
+    case json::value_t::number_float:
+      return "a number";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::object:
+      return "an object";
+    default:
+      return "an unsupported value";
   }
 }
 
@@ -155,7 +176,8 @@ class Obj {
         msg += "; did you mean '" + near + "'?";
       } else {
         std::string list;
-        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        for (const auto& a : allowed)
+          list += (list.empty() ? "" : ", ") + a;
         msg += "; expected one of: " + list;
       }
       fail(at(k), msg);
@@ -184,7 +206,8 @@ class Obj {
     const std::string s = str(key);
     if (std::find(options.begin(), options.end(), s) != options.end()) return s;
     std::string list;
-    for (const auto& o : options) list += (list.empty() ? "" : ", ") + ("'" + o + "'");
+    for (const auto& o : options)
+      list += (list.empty() ? "" : ", ") + ("'" + o + "'");
     std::string msg = "expected one of " + list + ", got '" + s + "'";
     const std::string near = closest_match(s, options);
     if (!near.empty()) msg += "; did you mean '" + near + "'?";
@@ -200,7 +223,8 @@ class Obj {
       if (u > static_cast<uint64_t>(hi)) fail(at(key), range_msg(lo, hi, show(v)));
       x = static_cast<int64_t>(u);
     } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
-               v.get<double>() == std::floor(v.get<double>()) && std::fabs(v.get<double>()) < 9e15) {
+               v.get<double>() == std::floor(v.get<double>()) &&
+               std::fabs(v.get<double>()) < 9e15) {
       x = static_cast<int64_t>(v.get<double>());
     } else {
       fail(at(key), std::string("expected an integer, got ") + type_name(v) + " " + show(v));
@@ -227,11 +251,15 @@ class Obj {
   Bytes bytes(const std::string& key) const { return bytes_value(get(key), at(key)); }
   Bytes bytes_value(const json& v, const std::string& ptr) const {
     if (v.is_number_integer() || v.is_number_unsigned()) {
-      if (v.is_number_integer() && v.get<int64_t>() < 0) fail(ptr, "expected a size >= 0, got " + show(v));
-      if (v.is_number_unsigned() && v.get<uint64_t>() > (1ULL << 62)) fail(ptr, "size too large: " + show(v));
-      return Bytes(v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>()) : v.get<int64_t>());
+      if (v.is_number_integer() && v.get<int64_t>() < 0)
+        fail(ptr, "expected a size >= 0, got " + show(v));
+      if (v.is_number_unsigned() && v.get<uint64_t>() > (1ULL << 62))
+        fail(ptr, "size too large: " + show(v));
+      return Bytes(v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>())
+                                          : v.get<int64_t>());
     }
-    if (!v.is_string()) fail(ptr, std::string("expected a size such as \"1GiB\", got ") + type_name(v));
+    if (!v.is_string())
+      fail(ptr, std::string("expected a size such as \"1GiB\", got ") + type_name(v));
     std::string err;
     auto b = parse_bytes(v.get<std::string>(), &err);
     if (!b) fail(ptr, err);
@@ -239,7 +267,8 @@ class Obj {
   }
   Bandwidth bandwidth(const std::string& key) const {
     const json& v = get(key);
-    if (!v.is_string()) fail(at(key), std::string("expected a bandwidth such as \"400Gbps\", got ") + type_name(v));
+    if (!v.is_string())
+      fail(at(key), std::string("expected a bandwidth such as \"400Gbps\", got ") + type_name(v));
     std::string err;
     auto b = parse_bandwidth(v.get<std::string>(), &err);
     if (!b) fail(at(key), err);
@@ -248,7 +277,8 @@ class Obj {
   }
   Time time(const std::string& key) const {
     const json& v = get(key);
-    if (!v.is_string()) fail(at(key), std::string("expected a time such as \"2.5us\", got ") + type_name(v));
+    if (!v.is_string())
+      fail(at(key), std::string("expected a time such as \"2.5us\", got ") + type_name(v));
     std::string err;
     auto t = parse_time(v.get<std::string>(), &err);
     if (!t) fail(at(key), err);
@@ -263,7 +293,8 @@ class Obj {
 
  private:
   static std::string range_msg(int64_t lo, int64_t hi, const std::string& got) {
-    return "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + got;
+    return "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+           got;
   }
   const json& j_;
   std::string file_;
@@ -275,7 +306,8 @@ class Obj {
 std::vector<std::string> keys_of(const json& j) {
   std::vector<std::string> out;
   if (j.is_object()) {
-    for (const auto& [k, v] : j.items()) out.push_back(k);
+    for (const auto& [k, v] : j.items())
+      out.push_back(k);
   }
   return out;
 }
@@ -285,7 +317,8 @@ FabricSpec read_fabric(const Obj& f, FabricSpec base, bool all_required) {
   if (want("topology")) base.topology = f.choice("topology", {"clos"});
   if (want("tiers")) base.tiers = static_cast<int>(f.integer("tiers", 1, 3));
   if (want("rail_optimized")) base.rail_optimized = f.boolean("rail_optimized");
-  if (want("switch_radix")) base.switch_radix = static_cast<int>(f.integer("switch_radix", 2, 1024));
+  if (want("switch_radix"))
+    base.switch_radix = static_cast<int>(f.integer("switch_radix", 2, 1024));
   if (want("nodes_per_leaf_group")) {
     base.nodes_per_leaf_group = static_cast<int>(f.integer("nodes_per_leaf_group", 1, 100000));
   }
@@ -297,14 +330,16 @@ FabricSpec read_fabric(const Obj& f, FabricSpec base, bool all_required) {
     base.routing = f.choice("routing", {"srd", "ecmp"}) == "srd" ? Routing::kSrd : Routing::kEcmp;
   }
   if (want("srd_paths")) base.srd_paths = static_cast<int>(f.integer("srd_paths", 0, 1024));
-  if (want("protocol_efficiency")) base.protocol_efficiency = f.number("protocol_efficiency", 0.01, 1.0);
+  if (want("protocol_efficiency"))
+    base.protocol_efficiency = f.number("protocol_efficiency", 0.01, 1.0);
   return base;
 }
 
 SystemSpec parse_system(const std::string& text, const std::string& file) {
   const json j = parse_strict(text, file);
-  const Obj root(j, file, "", {"name", "description", "vendor", "unit", "node", "gpu", "scale_up",
-                               "nics", "fabric", "price_per_hour_usd", "sources"});
+  const Obj root(j, file, "",
+                 {"name", "description", "vendor", "unit", "node", "gpu", "scale_up", "nics",
+                  "fabric", "price_per_hour_usd", "sources"});
   SystemSpec s;
   s.file = file;
   s.name = root.str("name");
@@ -314,7 +349,8 @@ SystemSpec parse_system(const std::string& text, const std::string& file) {
   s.unit_name = unit.str("name");
   s.unit_nodes = static_cast<int>(unit.integer("nodes", 1, 1024));
 
-  const Obj node = root.object("node", {"name", "gpus", "host_cpu", "vcpus", "host_memory", "pcie", "local_nvme"});
+  const Obj node = root.object(
+      "node", {"name", "gpus", "host_cpu", "vcpus", "host_memory", "pcie", "local_nvme"});
   s.node.name = node.str("name");
   s.node.gpus = static_cast<int>(node.integer("gpus", 1, 64));
   s.node.host_cpu = node.str("host_cpu");
@@ -327,20 +363,23 @@ SystemSpec parse_system(const std::string& text, const std::string& file) {
   s.node.pcie_bandwidth = pcie.bandwidth("bandwidth");
   s.node.host_link = pcie.has("link") ? pcie.choice("link", {"pcie", "nvlink-c2c"}) : "pcie";
 
-  const Obj gpu = root.object("gpu", {"model", "hbm", "hbm_bandwidth", "sm_count", "power_watts", "peak_dense_tflops"});
+  const Obj gpu = root.object(
+      "gpu", {"model", "hbm", "hbm_bandwidth", "sm_count", "power_watts", "peak_dense_tflops"});
   s.gpu.model = gpu.str("model");
   s.gpu.hbm = gpu.bytes("hbm");
   s.gpu.hbm_bandwidth = gpu.bandwidth("hbm_bandwidth");
   if (gpu.has("sm_count")) s.gpu.sm_count = static_cast<int>(gpu.integer("sm_count", 1, 10000));
   s.gpu.power_watts = gpu.number("power_watts", 1, 10000);
-  const std::vector<std::string> precisions = {"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "mxfp8", "nvfp4"};
+  const std::vector<std::string> precisions = {"fp64", "fp32", "tf32",  "bf16",
+                                               "fp16", "fp8",  "mxfp8", "nvfp4"};
   const Obj peaks = gpu.object("peak_dense_tflops", precisions);
   for (const auto& p : precisions) {
     if (peaks.has(p)) s.gpu.peak_dense_tflops[p] = peaks.number(p, 0.001, 1e6);
   }
 
-  const Obj su = root.object("scale_up", {"technology", "domain_nodes", "gpu_bandwidth", "links_per_gpu",
-                                          "nvswitch_chips", "nvls", "nvls_min_gpus", "hop_latency"});
+  const Obj su =
+      root.object("scale_up", {"technology", "domain_nodes", "gpu_bandwidth", "links_per_gpu",
+                               "nvswitch_chips", "nvls", "nvls_min_gpus", "hop_latency"});
   s.scale_up.technology = su.choice("technology", {"nvlink4", "nvlink5"});
   s.scale_up.domain_nodes = static_cast<int>(su.integer("domain_nodes", 1, 576));
   s.scale_up.gpu_bandwidth = su.bandwidth("gpu_bandwidth");
@@ -350,34 +389,44 @@ SystemSpec parse_system(const std::string& text, const std::string& file) {
   s.scale_up.nvls_min_gpus = static_cast<int>(su.integer("nvls_min_gpus", 0, 1024));
   s.scale_up.hop_latency = su.time("hop_latency");
   if (s.unit_nodes % s.scale_up.domain_nodes != 0) {
-    su.fail(su.at("domain_nodes"), "must divide /unit/nodes (" + std::to_string(s.unit_nodes) + ")");
+    su.fail(su.at("domain_nodes"),
+            "must divide /unit/nodes (" + std::to_string(s.unit_nodes) + ")");
   }
 
-  const Obj nics = root.object("nics", {"kind", "generation", "per_node", "bandwidth", "gpus_per_nic", "nics_per_gpu"});
+  const Obj nics = root.object(
+      "nics", {"kind", "generation", "per_node", "bandwidth", "gpus_per_nic", "nics_per_gpu"});
   const std::string kind = nics.choice("kind", {"efa", "infiniband", "roce"});
-  s.nics.kind = kind == "efa" ? NicKind::kEfa : kind == "infiniband" ? NicKind::kInfiniband : NicKind::kRoce;
+  s.nics.kind = kind == "efa"          ? NicKind::kEfa
+                : kind == "infiniband" ? NicKind::kInfiniband
+                                       : NicKind::kRoce;
   s.nics.generation = nics.str("generation");
   s.nics.per_node = static_cast<int>(nics.integer("per_node", 1, 256));
   s.nics.bandwidth = nics.bandwidth("bandwidth");
   s.nics.gpus_per_nic = static_cast<int>(nics.integer("gpus_per_nic", 0, 64));
-  s.nics.nics_per_gpu = nics.has("nics_per_gpu") ? static_cast<int>(nics.integer("nics_per_gpu", 0, 64)) : 0;
+  s.nics.nics_per_gpu =
+      nics.has("nics_per_gpu") ? static_cast<int>(nics.integer("nics_per_gpu", 0, 64)) : 0;
   if ((s.nics.gpus_per_nic >= 1) == (s.nics.nics_per_gpu >= 1)) {
     nics.fail(nics.at("gpus_per_nic"), "exactly one of gpus_per_nic and nics_per_gpu must be >= 1");
   }
-  const int expected = s.nics.gpus_per_nic >= 1 ? (s.node.gpus + s.nics.gpus_per_nic - 1) / s.nics.gpus_per_nic
-                                                : s.node.gpus * s.nics.nics_per_gpu;
+  const int expected = s.nics.gpus_per_nic >= 1
+                           ? (s.node.gpus + s.nics.gpus_per_nic - 1) / s.nics.gpus_per_nic
+                           : s.node.gpus * s.nics.nics_per_gpu;
   if (expected != s.nics.per_node) {
     nics.fail(nics.at("per_node"), "expected " + std::to_string(expected) + " NICs for " +
-                                       std::to_string(s.node.gpus) + " GPUs, got " + std::to_string(s.nics.per_node));
+                                       std::to_string(s.node.gpus) + " GPUs, got " +
+                                       std::to_string(s.nics.per_node));
   }
 
-  const Obj fabric = root.object("fabric", {"topology", "tiers", "rail_optimized", "switch_radix", "nodes_per_leaf_group",
-                                            "oversubscription", "link_bandwidth", "hop_latency", "nic_latency", "routing",
-                                            "srd_paths", "protocol_efficiency"});
+  const Obj fabric = root.object(
+      "fabric", {"topology", "tiers", "rail_optimized", "switch_radix", "nodes_per_leaf_group",
+                 "oversubscription", "link_bandwidth", "hop_latency", "nic_latency", "routing",
+                 "srd_paths", "protocol_efficiency"});
   s.fabric = read_fabric(fabric, FabricSpec{}, /*all_required=*/true);
-  if (root.has("price_per_hour_usd")) s.price_per_hour_usd = root.number("price_per_hour_usd", 0, 1e6);
+  if (root.has("price_per_hour_usd"))
+    s.price_per_hour_usd = root.number("price_per_hour_usd", 0, 1e6);
   const json& src = root.get("sources");
-  if (!src.is_object()) root.fail("/sources", "expected an object mapping JSON pointers to sources");
+  if (!src.is_object())
+    root.fail("/sources", "expected an object mapping JSON pointers to sources");
   for (const auto& [k, v] : src.items()) {
     if (!v.is_string()) root.fail("/sources/" + escape_pointer_token(k), "expected a string");
     s.sources[k] = v.get<std::string>();
@@ -394,7 +443,8 @@ std::vector<Bytes> read_sizes(const Obj& w) {
   if (v.is_array()) {
     if (v.empty()) w.fail(ptr, "expected at least one size");
     if (v.size() > 4096) w.fail(ptr, "expected at most 4096 sizes");
-    for (size_t i = 0; i < v.size(); ++i) out.push_back(w.bytes_value(v[i], ptr + "/" + std::to_string(i)));
+    for (size_t i = 0; i < v.size(); ++i)
+      out.push_back(w.bytes_value(v[i], ptr + "/" + std::to_string(i)));
   } else if (v.is_object()) {
     const Obj r(v, w.file(), ptr, kSizeRangeKeys);
     const Bytes lo = r.bytes("min"), hi = r.bytes("max");
@@ -406,7 +456,8 @@ std::vector<Bytes> read_sizes(const Obj& w) {
       if (s > hi.count() / factor) break;
     }
   } else {
-    w.fail(ptr, std::string("expected an array of sizes or {\"min\", \"max\", \"factor\"}, got ") + type_name(v));
+    w.fail(ptr, std::string("expected an array of sizes or {\"min\", \"max\", \"factor\"}, got ") +
+                    type_name(v));
   }
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i].count() > (int64_t{1} << 40)) w.fail(ptr, "sizes above 1 TiB are not supported");
@@ -416,8 +467,8 @@ std::vector<Bytes> read_sizes(const Obj& w) {
 
 CollectiveWorkload read_collective(const Obj& w, int gpus) {
   CollectiveWorkload c;
-  const std::string op = w.choice("operation", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
-                                                "broadcast", "send_recv"});
+  const std::string op = w.choice("operation", {"all_reduce", "all_gather", "reduce_scatter",
+                                                "all_to_all", "broadcast", "send_recv"});
   parse_coll_op(op, &c.op);
   c.sizes = read_sizes(w);
   if (w.has("group")) {
@@ -425,7 +476,8 @@ CollectiveWorkload read_collective(const Obj& w, int gpus) {
     c.group_gpus = static_cast<int>(g.integer("gpus", 2, gpus));
   }
   if (w.has("algorithm")) {
-    parse_algorithm(w.choice("algorithm", {"auto", "ring", "tree", "nvls", "nvls_tree", "direct"}), &c.algorithm);
+    parse_algorithm(w.choice("algorithm", {"auto", "ring", "tree", "nvls", "nvls_tree", "direct"}),
+                    &c.algorithm);
   }
   if (w.has("dtype")) {
     c.dtype = w.choice("dtype", {"fp32", "bf16", "fp16", "fp8", "int8"});
@@ -436,13 +488,16 @@ CollectiveWorkload read_collective(const Obj& w, int gpus) {
     w.fail(w.at("group"), "send_recv needs a group of exactly 2 GPUs ({\"gpus\": 2})");
   }
   if (c.op == CollOp::kAllToAll && n > 2048) {
-    w.fail(w.at("group"), "all_to_all is simulated with one flow per GPU pair; groups above 2048 GPUs are refused (got " +
-                              std::to_string(n) + ")");
+    w.fail(w.at("group"),
+           "all_to_all is simulated with one flow per GPU pair; groups above 2048 GPUs are refused "
+           "(got " +
+               std::to_string(n) + ")");
   }
   for (size_t i = 0; i < c.sizes.size(); ++i) {
     if (c.sizes[i].count() % c.dtype_bytes != 0) {
-      w.fail(w.at("sizes"), "size " + std::to_string(c.sizes[i].count()) + " B is not a whole number of " + c.dtype +
-                                " elements (" + std::to_string(c.dtype_bytes) + " B)");
+      w.fail(w.at("sizes"), "size " + std::to_string(c.sizes[i].count()) +
+                                " B is not a whole number of " + c.dtype + " elements (" +
+                                std::to_string(c.dtype_bytes) + " B)");
     }
   }
   return c;
@@ -451,7 +506,8 @@ CollectiveWorkload read_collective(const Obj& w, int gpus) {
 }  // namespace
 
 std::string default_data_dir() {
-  if (const char* env = std::getenv("FLEETSIM_DATA_DIR"); env != nullptr && *env != '\0') return env;
+  if (const char* env = std::getenv("FLEETSIM_DATA_DIR"); env != nullptr && *env != '\0')
+    return env;
   return FLEETSIM_DATA_DIR;
 }
 
@@ -467,7 +523,8 @@ std::vector<std::string> known_systems(const std::string& data_dir) {
 
 SystemSpec load_system(const std::string& name_or_path, const std::string& data_dir) {
   std::string path = name_or_path;
-  if (name_or_path.find('/') == std::string::npos && name_or_path.find(".json") == std::string::npos) {
+  if (name_or_path.find('/') == std::string::npos &&
+      name_or_path.find(".json") == std::string::npos) {
     path = (fs::path(data_dir) / "topologies" / (name_or_path + ".json")).string();
     if (!fs::exists(path)) {
       const auto names = known_systems(data_dir);
@@ -475,7 +532,8 @@ SystemSpec load_system(const std::string& name_or_path, const std::string& data_
       const std::string near = closest_match(name_or_path, names);
       if (!near.empty()) msg += "; did you mean '" + near + "'?";
       std::string list;
-      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      for (const auto& n : names)
+        list += (list.empty() ? "" : ", ") + n;
       msg += " (known: " + list + ")";
       throw InputError("", "", msg);
     }
@@ -494,9 +552,11 @@ CollectiveParams load_collective_params(const SystemSpec& system, const std::str
     return *t;
   };
   auto num = [&](const json& o, const std::string& key, const std::string& ptr) {
-    if (!o.contains(key) || !o.at(key).is_number()) throw InputError(path, ptr + "/" + key, "expected a number");
+    if (!o.contains(key) || !o.at(key).is_number())
+      throw InputError(path, ptr + "/" + key, "expected a number");
     const double v = o.at(key).get<double>();
-    if (!(v > 0 && v <= 1.5)) throw InputError(path, ptr + "/" + key, "expected an efficiency in (0, 1.5]");
+    if (!(v > 0 && v <= 1.5))
+      throw InputError(path, ptr + "/" + key, "expected an efficiency in (0, 1.5]");
     return v;
   };
   const std::string tech = system.scale_up.technology;
@@ -516,7 +576,8 @@ CollectiveParams load_collective_params(const SystemSpec& system, const std::str
   p.nvlink_step_latency = time_of(t["nvlink_step_latency"], tptr + "/nvlink_step_latency");
   const std::string net = to_string(system.nics.kind);
   const std::string nptr = "/networks/" + net;
-  if (!j.contains("networks") || !j["networks"].contains(net) || !j["networks"][net].contains("net_step_latency")) {
+  if (!j.contains("networks") || !j["networks"].contains(net) ||
+      !j["networks"][net].contains("net_step_latency")) {
     throw InputError(path, nptr, "no net_step_latency for network kind '" + net + "'");
   }
   p.net_step_latency = time_of(j["networks"][net]["net_step_latency"], nptr + "/net_step_latency");
@@ -524,7 +585,8 @@ CollectiveParams load_collective_params(const SystemSpec& system, const std::str
   return p;
 }
 
-Scenario parse_scenario(const std::string& text, const std::string& file, const LoadOptions& options) {
+Scenario parse_scenario(const std::string& text, const std::string& file,
+                        const LoadOptions& options) {
   const std::string data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
   const json j = parse_strict(text, file);
   const Obj root(j, file, "", kScenarioKeys);
@@ -532,8 +594,12 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   s.file = file;
   s.name = root.str("name");
   if (s.name.empty() || s.name.size() > 128 ||
-      s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos) {
-    root.fail("/name", "expected 1-128 characters from [A-Za-z0-9._-] (it names the output folder), got '" + s.name + "'");
+      s.name.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+          std::string::npos) {
+    root.fail("/name",
+              "expected 1-128 characters from [A-Za-z0-9._-] (it names the output folder), got '" +
+                  s.name + "'");
   }
   s.description = root.str_or("description", "");
   if (root.has("seed")) s.seed = static_cast<uint64_t>(root.integer("seed", 0, INT64_MAX));
@@ -550,11 +616,13 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   s.nodes = s.count * s.system.unit_nodes;
   const int64_t gpus = static_cast<int64_t>(s.nodes) * s.system.node.gpus;
   if (gpus > options.max_gpus) {
-    cluster.fail(cluster.at("count"), "cluster has " + std::to_string(gpus) + " GPUs; the limit is " +
-                                          std::to_string(options.max_gpus) + " (raise it with --max-gpus)");
+    cluster.fail(cluster.at("count"),
+                 "cluster has " + std::to_string(gpus) + " GPUs; the limit is " +
+                     std::to_string(options.max_gpus) + " (raise it with --max-gpus)");
   }
   s.fabric = s.system.fabric;
-  if (cluster.has("fabric")) s.fabric = read_fabric(cluster.object("fabric", kFabricOverrideKeys), s.fabric, false);
+  if (cluster.has("fabric"))
+    s.fabric = read_fabric(cluster.object("fabric", kFabricOverrideKeys), s.fabric, false);
 
   const Obj workload = root.object("workload", kCollectiveWorkloadKeys);
   const std::string type = workload.choice("type", {"collective"});

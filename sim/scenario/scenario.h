@@ -31,15 +31,15 @@ struct Scenario {
   uint64_t seed = 1;
   std::string system_name;
   SystemSpec system;
-  int count = 0;  // units ordered (instances, UltraServers, ...)
-  int nodes = 0;  // count × system.unit_nodes
+  int count = 0;      // units ordered (instances, UltraServers, ...)
+  int nodes = 0;      // count × system.unit_nodes
   FabricSpec fabric;  // system defaults with the scenario's overrides applied
   CollectiveParams collective_params;
   std::optional<CollectiveWorkload> collective;
 };
 
 struct LoadOptions {
-  std::string data_dir;  // where topologies/ and calibration/ live; empty = default_data_dir()
+  std::string data_dir;   // where topologies/ and calibration/ live; empty = default_data_dir()
   int max_gpus = 131072;  // refuse larger clusters up front (raise with --max-gpus)
 };
 
@@ -48,7 +48,8 @@ std::string default_data_dir();
 
 Scenario load_scenario(const std::string& path, const LoadOptions& options);
 // Parses scenario JSON text; `file` is used in messages.
-Scenario parse_scenario(const std::string& text, const std::string& file, const LoadOptions& options);
+Scenario parse_scenario(const std::string& text, const std::string& file,
+                        const LoadOptions& options);
 
 // A system type by name (topologies/NAME.json) or by path to a JSON file.
 SystemSpec load_system(const std::string& name_or_path, const std::string& data_dir);

@@ -16,16 +16,21 @@ using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
 
 Graph build(const Topology& topo) {
   Graph g(topo.vertex_count());
-  for (const Link& l : topo.links()) boost::add_edge(l.from, l.to, g);
+  for (const Link& l : topo.links())
+    boost::add_edge(l.from, l.to, g);
   return g;
 }
 
 const char* shape(VertexKind k) {
   switch (k) {
-    case VertexKind::kGpu: return "box";
-    case VertexKind::kNvSwitch: return "hexagon";
-    case VertexKind::kNic: return "ellipse";
-    default: return "diamond";
+    case VertexKind::kGpu:
+      return "box";
+    case VertexKind::kNvSwitch:
+      return "hexagon";
+    case VertexKind::kNic:
+      return "ellipse";
+    default:
+      return "diamond";
   }
 }
 

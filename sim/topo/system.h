@@ -28,14 +28,14 @@ struct NodeSpec {
   Bytes host_memory;
   int pcie_generation = 0;
   int pcie_lanes = 0;
-  Bandwidth pcie_bandwidth;      // GPU ↔ host / NIC, per direction per GPU
+  Bandwidth pcie_bandwidth;        // GPU ↔ host / NIC, per direction per GPU
   std::string host_link = "pcie";  // "pcie" or "nvlink-c2c"
   Bytes local_nvme;
 };
 
 struct ScaleUpSpec {
-  std::string technology;  // nvlink4 | nvlink5
-  int domain_nodes = 1;    // nodes sharing one NVLink / NVSwitch domain
+  std::string technology;   // nvlink4 | nvlink5
+  int domain_nodes = 1;     // nodes sharing one NVLink / NVSwitch domain
   Bandwidth gpu_bandwidth;  // per GPU into the switch fabric
   int links_per_gpu = 0;
   int nvswitch_chips = 0;

@@ -10,19 +10,25 @@ namespace fleetsim {
 
 const char* to_string(NicKind k) {
   switch (k) {
-    case NicKind::kEfa: return "efa";
-    case NicKind::kInfiniband: return "infiniband";
-    case NicKind::kRoce: return "roce";
+    case NicKind::kEfa:
+      return "efa";
+    case NicKind::kInfiniband:
+      return "infiniband";
+    case NicKind::kRoce:
+      return "roce";
   }
   return "?";
 }
 
-const char* to_string(Routing r) { return r == Routing::kSrd ? "srd" : "ecmp"; }
+const char* to_string(Routing r) {
+  return r == Routing::kSrd ? "srd" : "ecmp";
+}
 
 uint32_t Topology::add_vertex(VertexKind kind) {
   vertex_kind_.push_back(kind);
   int idx = 0;
-  for (auto it = vertex_kind_.rbegin() + 1; it != vertex_kind_.rend() && *it == kind; ++it) ++idx;
+  for (auto it = vertex_kind_.rbegin() + 1; it != vertex_kind_.rend() && *it == kind; ++it)
+    ++idx;
   vertex_index_.push_back(idx);
   return static_cast<uint32_t>(vertex_kind_.size() - 1);
 }
@@ -57,17 +63,23 @@ Topology::Topology(const SystemSpec& system, const FabricSpec& fabric, int nodes
   }
 
   vertex_kind_.reserve(gpus_ + domains_ + nics_ + leaves_ + planes_ * (pods_ + 1));
-  for (int g = 0; g < gpus_; ++g) add_vertex(VertexKind::kGpu);
-  for (int d = 0; d < domains_; ++d) add_vertex(VertexKind::kNvSwitch);
+  for (int g = 0; g < gpus_; ++g)
+    add_vertex(VertexKind::kGpu);
+  for (int d = 0; d < domains_; ++d)
+    add_vertex(VertexKind::kNvSwitch);
   first_nic_vertex_ = vertex_count();
-  for (int n = 0; n < nics_; ++n) add_vertex(VertexKind::kNic);
+  for (int n = 0; n < nics_; ++n)
+    add_vertex(VertexKind::kNic);
   first_leaf_vertex_ = vertex_count();
-  for (int l = 0; l < leaves_; ++l) add_vertex(VertexKind::kLeaf);
+  for (int l = 0; l < leaves_; ++l)
+    add_vertex(VertexKind::kLeaf);
   first_spine_vertex_ = vertex_count();
-  for (int s = 0; s < pods_ * planes_; ++s) add_vertex(VertexKind::kSpine);
+  for (int s = 0; s < pods_ * planes_; ++s)
+    add_vertex(VertexKind::kSpine);
   first_core_vertex_ = vertex_count();
   if (fabric_.tiers >= 3) {
-    for (int c = 0; c < planes_; ++c) add_vertex(VertexKind::kCore);
+    for (int c = 0; c < planes_; ++c)
+      add_vertex(VertexKind::kCore);
   }
 
   // Scale-up: each GPU has one up and one down link into its domain's NVSwitch fabric; the
@@ -77,8 +89,10 @@ Topology::Topology(const SystemSpec& system, const FabricSpec& fabric, int nodes
   nvlink_down_.resize(gpus_);
   for (int g = 0; g < gpus_; ++g) {
     const uint32_t sw = switch_vertex(domain_of(g));
-    nvlink_up_[g] = add_link(gpu_vertex(g), sw, system_.scale_up.gpu_bandwidth, half_hop, LinkKind::kNvlink);
-    nvlink_down_[g] = add_link(sw, gpu_vertex(g), system_.scale_up.gpu_bandwidth, half_hop, LinkKind::kNvlink);
+    nvlink_up_[g] =
+        add_link(gpu_vertex(g), sw, system_.scale_up.gpu_bandwidth, half_hop, LinkKind::kNvlink);
+    nvlink_down_[g] =
+        add_link(sw, gpu_vertex(g), system_.scale_up.gpu_bandwidth, half_hop, LinkKind::kNvlink);
   }
 
   // GPU ↔ NIC over PCIe (or C2C), then NIC ↔ leaf at the NIC's rate times the transport's
@@ -115,8 +129,10 @@ Topology::Topology(const SystemSpec& system, const FabricSpec& fabric, int nodes
     const int pod = (l / leaves_per_group_) / groups_per_pod_;
     for (int p = 0; p < planes_; ++p) {
       const uint32_t spine = first_spine_vertex_ + pod * planes_ + p;
-      leaf_up_[l * planes_ + p] = add_link(first_leaf_vertex_ + l, spine, plane_bw, half_switch * 2, LinkKind::kLeafSpine);
-      leaf_down_[l * planes_ + p] = add_link(spine, first_leaf_vertex_ + l, plane_bw, Time::zero(), LinkKind::kLeafSpine);
+      leaf_up_[l * planes_ + p] =
+          add_link(first_leaf_vertex_ + l, spine, plane_bw, half_switch * 2, LinkKind::kLeafSpine);
+      leaf_down_[l * planes_ + p] =
+          add_link(spine, first_leaf_vertex_ + l, plane_bw, Time::zero(), LinkKind::kLeafSpine);
     }
   }
   if (fabric_.tiers >= 3) {
@@ -126,8 +142,10 @@ Topology::Topology(const SystemSpec& system, const FabricSpec& fabric, int nodes
     for (int pod = 0; pod < pods_; ++pod) {
       for (int p = 0; p < planes_; ++p) {
         const uint32_t spine = first_spine_vertex_ + pod * planes_ + p;
-        spine_up_[pod * planes_ + p] = add_link(spine, first_core_vertex_ + p, spine_bw, half_switch * 2, LinkKind::kSpineCore);
-        spine_down_[pod * planes_ + p] = add_link(first_core_vertex_ + p, spine, spine_bw, Time::zero(), LinkKind::kSpineCore);
+        spine_up_[pod * planes_ + p] = add_link(spine, first_core_vertex_ + p, spine_bw,
+                                                half_switch * 2, LinkKind::kSpineCore);
+        spine_down_[pod * planes_ + p] =
+            add_link(first_core_vertex_ + p, spine, spine_bw, Time::zero(), LinkKind::kSpineCore);
       }
     }
   }
@@ -138,9 +156,11 @@ std::vector<int> Topology::nics_of_gpu(int gpu) const {
   const int node = node_of(gpu), local = local_rank(gpu);
   std::vector<int> out;
   if (n.nics_per_gpu >= 1) {
-    for (int k = 0; k < n.nics_per_gpu; ++k) out.push_back(node * n.per_node + local * n.nics_per_gpu + k);
+    for (int k = 0; k < n.nics_per_gpu; ++k)
+      out.push_back(node * n.per_node + local * n.nics_per_gpu + k);
   } else {
-    out.push_back(node * n.per_node + std::min(local / std::max(1, n.gpus_per_nic), n.per_node - 1));
+    out.push_back(node * n.per_node +
+                  std::min(local / std::max(1, n.gpus_per_nic), n.per_node - 1));
   }
   return out;
 }
@@ -173,7 +193,8 @@ void Topology::append_fabric_hops(int src_nic, int dst_nic, uint64_t flow_hash, 
     if (fabric_.routing == Routing::kSrd) {
       const int paths = fabric_.srd_paths > 0 ? std::min(fabric_.srd_paths, planes_) : planes_;
       const int first = static_cast<int>(flow_hash % static_cast<uint64_t>(planes_));
-      for (int i = 0; i < paths; ++i) add_plane((first + i) % planes_, weight / paths);
+      for (int i = 0; i < paths; ++i)
+        add_plane((first + i) % planes_, weight / paths);
     } else {
       add_plane(static_cast<int>(flow_hash % static_cast<uint64_t>(planes_)), weight);
     }
@@ -212,12 +233,24 @@ std::string Topology::vertex_name(uint32_t v) const {
   const int i = vertex_index_[v];
   char buf[64];
   switch (vertex_kind_[v]) {
-    case VertexKind::kGpu: std::snprintf(buf, sizeof buf, "gpu%d", i); break;
-    case VertexKind::kNvSwitch: std::snprintf(buf, sizeof buf, "nvswitch%d", i); break;
-    case VertexKind::kNic: std::snprintf(buf, sizeof buf, "nic%d", i); break;
-    case VertexKind::kLeaf: std::snprintf(buf, sizeof buf, "leaf%d", i); break;
-    case VertexKind::kSpine: std::snprintf(buf, sizeof buf, "spine%d", i); break;
-    case VertexKind::kCore: std::snprintf(buf, sizeof buf, "core%d", i); break;
+    case VertexKind::kGpu:
+      std::snprintf(buf, sizeof buf, "gpu%d", i);
+      break;
+    case VertexKind::kNvSwitch:
+      std::snprintf(buf, sizeof buf, "nvswitch%d", i);
+      break;
+    case VertexKind::kNic:
+      std::snprintf(buf, sizeof buf, "nic%d", i);
+      break;
+    case VertexKind::kLeaf:
+      std::snprintf(buf, sizeof buf, "leaf%d", i);
+      break;
+    case VertexKind::kSpine:
+      std::snprintf(buf, sizeof buf, "spine%d", i);
+      break;
+    case VertexKind::kCore:
+      std::snprintf(buf, sizeof buf, "core%d", i);
+      break;
   }
   return buf;
 }
@@ -234,17 +267,18 @@ std::string Topology::summary() const {
       "fabric        %d-tier Clos, %s, oversubscription %.2g:1, routing %s, %d leaf group(s) of %d "
       "nodes, %d leaves, %d plane(s)%s\n"
       "graph         %u vertices, %zu directed links\n",
-      s.name.c_str(), s.description.c_str(), nodes_, s.node.name.c_str(), gpus_, s.gpu.model.c_str(),
-      format_bytes(s.gpu.hbm).c_str(), format_bandwidth(s.gpu.hbm_bandwidth).c_str(),
-      s.scale_up.technology.c_str(), domains_, gpus_per_domain(),
-      format_bandwidth(s.scale_up.gpu_bandwidth).c_str(), s.scale_up.nvls ? ", NVLS" : "",
-      s.nics.per_node, format_bandwidth(s.nics.bandwidth).c_str(), to_string(s.nics.kind),
-      s.nics.generation.c_str(),
+      s.name.c_str(), s.description.c_str(), nodes_, s.node.name.c_str(), gpus_,
+      s.gpu.model.c_str(), format_bytes(s.gpu.hbm).c_str(),
+      format_bandwidth(s.gpu.hbm_bandwidth).c_str(), s.scale_up.technology.c_str(), domains_,
+      gpus_per_domain(), format_bandwidth(s.scale_up.gpu_bandwidth).c_str(),
+      s.scale_up.nvls ? ", NVLS" : "", s.nics.per_node, format_bandwidth(s.nics.bandwidth).c_str(),
+      to_string(s.nics.kind), s.nics.generation.c_str(),
       format_bandwidth(s.nics.bandwidth * static_cast<double>(s.nics.per_node)).c_str(),
       fabric_.tiers, fabric_.rail_optimized ? "rail-optimized" : "not rail-optimized",
       fabric_.oversubscription, to_string(fabric_.routing), groups_, fabric_.nodes_per_leaf_group,
-      leaves_, planes_, fabric_.tiers >= 3 ? (", " + std::to_string(pods_) + " pod(s)").c_str() : "",
-      vertex_count(), links_.size());
+      leaves_, planes_,
+      fabric_.tiers >= 3 ? (", " + std::to_string(pods_) + " pod(s)").c_str() : "", vertex_count(),
+      links_.size());
   return buf;
 }
 

@@ -21,7 +21,8 @@ CsvTable parse_csv(const std::string& text, const std::string& file) {
     } else if (!(row.size() == 1 && row[0].empty())) {
       if (row.size() != t.header.size()) {
         throw InputError(file, "line " + std::to_string(row_line),
-                         "expected " + std::to_string(t.header.size()) + " fields, got " + std::to_string(row.size()));
+                         "expected " + std::to_string(t.header.size()) + " fields, got " +
+                             std::to_string(row.size()));
       }
       t.rows.push_back(std::move(row));
       t.line_of_row.push_back(row_line);
@@ -61,7 +62,8 @@ CsvTable parse_csv(const std::string& text, const std::string& file) {
       field_started = true;
     }
   }
-  if (quoted) throw InputError(file, "line " + std::to_string(row_line), "unterminated quoted field");
+  if (quoted)
+    throw InputError(file, "line " + std::to_string(row_line), "unterminated quoted field");
   if (!field.empty() || !row.empty()) end_row();
   if (t.header.empty()) throw InputError(file, "line 1", "empty CSV: expected a header line");
   return t;

@@ -21,7 +21,9 @@ std::string read_all(const std::string& path) {
   return ss.str();
 }
 
-bool contains(const std::string& s, const char* sub) { return s.find(sub) != std::string::npos; }
+bool contains(const std::string& s, const char* sub) {
+  return s.find(sub) != std::string::npos;
+}
 
 // Which fleetsim system stands for the hardware a row was measured on.
 std::string system_for(const std::string& hw) {
@@ -42,9 +44,12 @@ struct SystemCache {
 ValidationReport validate_reference(const std::string& csv_path, const std::string& data_dir) {
   const CsvTable t = parse_csv(read_all(csv_path), csv_path);
   std::map<std::string, size_t> col;
-  for (size_t i = 0; i < t.header.size(); ++i) col[t.header[i]] = i;
-  for (const char* need : {"hardware", "num_gpus", "model", "metric_name", "metric_value", "notes"}) {
-    if (!col.count(need)) throw InputError(csv_path, "line 1", std::string("missing column '") + need + "'");
+  for (size_t i = 0; i < t.header.size(); ++i)
+    col[t.header[i]] = i;
+  for (const char* need :
+       {"hardware", "num_gpus", "model", "metric_name", "metric_value", "notes"}) {
+    if (!col.count(need))
+      throw InputError(csv_path, "line 1", std::string("missing column '") + need + "'");
   }
   ValidationReport rep;
   rep.reference = csv_path;
@@ -80,7 +85,8 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
       continue;
     }
     if (v.metric.rfind("busbw", 0) != 0) {
-      skip("metric '" + v.metric + "' duplicates this size's busbw row; validate compares bus bandwidth");
+      skip("metric '" + v.metric +
+           "' duplicates this size's busbw row; validate compares bus bandwidth");
       continue;
     }
     if (contains(v.metric, "nominal_reference")) {
@@ -117,7 +123,8 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
     if (mnnvl_off) sys.scale_up.domain_nodes = 1;  // NVLink only inside each tray
     const int gpn = sys.node.gpus;
     const int domain_gpus = gpn * sys.scale_up.domain_nodes;
-    const int domains_used = cross_domain ? 2 : std::max(1, (v.num_gpus + domain_gpus - 1) / domain_gpus);
+    const int domains_used =
+        cross_domain ? 2 : std::max(1, (v.num_gpus + domain_gpus - 1) / domain_gpus);
     if (v.num_gpus % domains_used != 0) {
       skip("group does not split evenly over NVLink domains");
       continue;
@@ -131,11 +138,13 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
     Topology topo(sys, sys.fabric, nodes);
     std::vector<int> ranks;
     for (int d = 0; d < domains_used; ++d) {
-      for (int k = 0; k < per_domain; ++k) ranks.push_back(d * domain_gpus + k);
+      for (int k = 0; k < per_domain; ++k)
+        ranks.push_back(d * domain_gpus + k);
     }
     std::vector<Algorithm> algos = candidate_algorithms(topo, op, ranks);
     if (contains(notes, "NVLS_ENABLE=0")) {
-      std::erase_if(algos, [](Algorithm a) { return a == Algorithm::kNvls || a == Algorithm::kNvlsTree; });
+      std::erase_if(algos,
+                    [](Algorithm a) { return a == Algorithm::kNvls || a == Algorithm::kNvlsTree; });
     }
     if (algos.empty()) {
       skip("no algorithm can run this collective on this placement");

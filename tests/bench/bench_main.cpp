@@ -22,11 +22,13 @@ long peak_rss_mib() {
   return u.ru_maxrss / 1024;
 }
 
-// Each event reschedules itself a random delay ahead, keeping the pending set constant (hold model).
+// Each event reschedules itself a random delay ahead, keeping the pending set constant (hold
+// model).
 struct Hold : EventHandler {
   Rng rng{1};
   void on_event(Simulator& sim, uint64_t tag) override {
-    sim.schedule_in(Time::from_ps(1 + static_cast<int64_t>(rng.uniform_below(1'000'000))), this, tag);
+    sim.schedule_in(Time::from_ps(1 + static_cast<int64_t>(rng.uniform_below(1'000'000))), this,
+                    tag);
   }
 };
 
@@ -35,10 +37,12 @@ void bench_events() {
   Hold h;
   const int pending = 100000;
   sim.reserve(pending + 16);
-  for (int i = 0; i < pending; ++i) sim.schedule_at(Time::from_ps(h.rng.uniform_below(1'000'000)), &h, i);
+  for (int i = 0; i < pending; ++i)
+    sim.schedule_at(Time::from_ps(h.rng.uniform_below(1'000'000)), &h, i);
   const double t0 = now_s();
   uint64_t n = 0;
-  while (n < 20'000'000) n += sim.run(sim.now() + Time::from_ps(50'000'000));
+  while (n < 20'000'000)
+    n += sim.run(sim.now() + Time::from_ps(50'000'000));
   const double dt = now_s() - t0;
   std::printf("event engine: %.1f M events/s (%llu events, %d pending)\n", n / dt / 1e6,
               static_cast<unsigned long long>(n), pending);
@@ -51,15 +55,19 @@ void bench_allreduce() {
   const double t0 = now_s();
   const Topology topo(s, s.fabric, 512);
   std::vector<int> ranks(topo.gpus());
-  for (int i = 0; i < topo.gpus(); ++i) ranks[i] = i;
+  for (int i = 0; i < topo.gpus(); ++i)
+    ranks[i] = i;
   for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kAuto}) {
     const double t1 = now_s();
     const auto r = simulate_collective(topo, p, CollOp::kAllReduce, a, Bytes(1LL << 30), ranks, 1);
-    std::printf("1 GiB all-reduce, 4096 GPUs (512 x p6-b200), %-4s -> %-9s: %7.3f s wall, %zu flows, "
-                "simulated %.2f ms, busbw %.1f GB/s\n",
-                to_string(a), to_string(r.algorithm), now_s() - t1, r.flows, r.time.us() / 1e3, r.busbw_gbps);
+    std::printf(
+        "1 GiB all-reduce, 4096 GPUs (512 x p6-b200), %-4s -> %-9s: %7.3f s wall, %zu flows, "
+        "simulated %.2f ms, busbw %.1f GB/s\n",
+        to_string(a), to_string(r.algorithm), now_s() - t1, r.flows, r.time.us() / 1e3,
+        r.busbw_gbps);
   }
-  std::printf("  (topology build + all three: %.3f s, peak RSS %ld MiB)\n", now_s() - t0, peak_rss_mib());
+  std::printf("  (topology build + all three: %.3f s, peak RSS %ld MiB)\n", now_s() - t0,
+              peak_rss_mib());
 }
 }  // namespace
 

@@ -26,7 +26,8 @@ CollectiveParams unit_params() {
 }
 std::vector<int> iota(int n) {
   std::vector<int> v(n);
-  for (int i = 0; i < n; ++i) v[i] = i;
+  for (int i = 0; i < n; ++i)
+    v[i] = i;
   return v;
 }
 }  // namespace
@@ -35,7 +36,8 @@ TEST_CASE("ring all-reduce inside one domain takes 2(n-1)/n S/B: busbw = B") {
   const SystemSpec s = ideal(8, 1);
   const Topology t(s, s.fabric, 1);
   const Bytes size(1 << 30);
-  const auto r = simulate_collective(t, unit_params(), CollOp::kAllReduce, Algorithm::kRing, size, iota(8), 1);
+  const auto r =
+      simulate_collective(t, unit_params(), CollOp::kAllReduce, Algorithm::kRing, size, iota(8), 1);
   CHECK(r.time.seconds() == Approx(2.0 * 7 / 8 * size.as_double() / 100e9).epsilon(1e-9));
   CHECK(r.busbw_gbps == Approx(100).epsilon(1e-6));
 }
@@ -47,7 +49,8 @@ TEST_CASE("ring latency follows the optimal-pipelining closed form") {
   p.base_latency = Time::from_us(10);
   p.nvlink_step_latency = Time::from_us(1);
   const double S = 64.0 * (1 << 20);
-  const auto r = simulate_collective(t, p, CollOp::kAllReduce, Algorithm::kRing, Bytes(64 << 20), iota(8), 1);
+  const auto r =
+      simulate_collective(t, p, CollOp::kAllReduce, Algorithm::kRing, Bytes(64 << 20), iota(8), 1);
   const double tbw = 2.0 * 7 / 8 * S / 100e9;
   const double ap = 2 * 7 * 1e-6;
   const double want = 10e-6 + std::pow(std::sqrt(tbw) + std::sqrt(ap), 2);
@@ -58,7 +61,8 @@ TEST_CASE("all-gather and reduce-scatter rings move (n-1)/n S") {
   const SystemSpec s = ideal(4, 1);
   const Topology t(s, s.fabric, 1);
   for (CollOp op : {CollOp::kAllGather, CollOp::kReduceScatter}) {
-    const auto r = simulate_collective(t, unit_params(), op, Algorithm::kRing, Bytes(400'000'000), iota(4), 1);
+    const auto r =
+        simulate_collective(t, unit_params(), op, Algorithm::kRing, Bytes(400'000'000), iota(4), 1);
     CHECK(r.time.seconds() == Approx(0.75 * 4e8 / 100e9).epsilon(1e-9));
     CHECK(r.busbw_gbps == Approx(100).epsilon(1e-6));
   }
@@ -69,16 +73,19 @@ TEST_CASE("NVLS all-reduce moves S(1+1/n) per direction per GPU") {
   s.scale_up.nvls = true;
   s.scale_up.nvls_min_gpus = 6;
   const Topology t(s, s.fabric, 1);
-  const auto r = simulate_collective(t, unit_params(), CollOp::kAllReduce, Algorithm::kNvls, Bytes(1 << 30), iota(8), 1);
+  const auto r = simulate_collective(t, unit_params(), CollOp::kAllReduce, Algorithm::kNvls,
+                                     Bytes(1 << 30), iota(8), 1);
   CHECK(r.time.seconds() == Approx(9.0 / 8 * (1 << 30) / 100e9).epsilon(1e-9));
-  const auto pick = simulate_collective(t, unit_params(), CollOp::kAllReduce, Algorithm::kAuto, Bytes(1 << 30), iota(8), 1);
+  const auto pick = simulate_collective(t, unit_params(), CollOp::kAllReduce, Algorithm::kAuto,
+                                        Bytes(1 << 30), iota(8), 1);
   CHECK(pick.algorithm == Algorithm::kNvls);  // 1.125 S beats the ring's 1.75 S
 }
 
 TEST_CASE("all-to-all inside a domain: each GPU sends (n-1)/n S") {
   const SystemSpec s = ideal(8, 1);
   const Topology t(s, s.fabric, 1);
-  const auto r = simulate_collective(t, unit_params(), CollOp::kAllToAll, Algorithm::kDirect, Bytes(800'000'000), iota(8), 1);
+  const auto r = simulate_collective(t, unit_params(), CollOp::kAllToAll, Algorithm::kDirect,
+                                     Bytes(800'000'000), iota(8), 1);
   CHECK(r.time.seconds() == Approx(7.0 / 8 * 8e8 / 100e9).epsilon(1e-9));
   CHECK(r.flows == 56);
 }
@@ -91,7 +98,8 @@ TEST_CASE("multi-node ring is bounded by the NICs: busbw = NICs per node x NIC r
   s.fabric.hop_latency = Time::zero();
   s.node.pcie_bandwidth = Bandwidth::gbytes_per_second(64);
   const Topology t(s, s.fabric, 4);
-  const auto r = simulate_collective(t, unit_params(), CollOp::kAllReduce, Algorithm::kRing, Bytes(1 << 30), iota(32), 1);
+  const auto r = simulate_collective(t, unit_params(), CollOp::kAllReduce, Algorithm::kRing,
+                                     Bytes(1 << 30), iota(32), 1);
   CHECK(r.busbw_gbps == Approx(80).epsilon(1e-3));
 }
 
@@ -106,8 +114,10 @@ TEST_CASE("2:1 oversubscription halves cross-group ring bandwidth under ECMP-fre
   FabricSpec f = s.fabric;
   f.oversubscription = 2.0;
   const Topology over(s, f, 4);
-  const auto a = simulate_collective(full, unit_params(), CollOp::kAllReduce, Algorithm::kRing, Bytes(1 << 30), iota(32), 1);
-  const auto b = simulate_collective(over, unit_params(), CollOp::kAllReduce, Algorithm::kRing, Bytes(1 << 30), iota(32), 1);
+  const auto a = simulate_collective(full, unit_params(), CollOp::kAllReduce, Algorithm::kRing,
+                                     Bytes(1 << 30), iota(32), 1);
+  const auto b = simulate_collective(over, unit_params(), CollOp::kAllReduce, Algorithm::kRing,
+                                     Bytes(1 << 30), iota(32), 1);
   CHECK(b.bandwidth_time.seconds() == Approx(2 * a.bandwidth_time.seconds()).epsilon(0.01));
 }
 

@@ -22,7 +22,8 @@ TEST_CASE("events run in (time, insertion) order") {
   sim.schedule_at(Time::from_ps(20), &r, 4);
   sim.schedule_at(Time::from_ps(10), &r, 5);
   CHECK(sim.run() == 5);
-  const std::vector<std::pair<int64_t, uint64_t>> want = {{10, 2}, {10, 5}, {20, 4}, {30, 1}, {30, 3}};
+  const std::vector<std::pair<int64_t, uint64_t>> want = {
+      {10, 2}, {10, 5}, {20, 4}, {30, 1}, {30, 3}};
   CHECK(r.seen == want);
 }
 
@@ -70,9 +71,11 @@ TEST_CASE("a large random load pops in non-decreasing time order") {
   std::vector<EventId> ids;
   for (int i = 0; i < 20000; ++i) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    ids.push_back(q.push(Time::from_ps(static_cast<int64_t>(x >> 40)), &h, static_cast<uint64_t>(i)));
+    ids.push_back(
+        q.push(Time::from_ps(static_cast<int64_t>(x >> 40)), &h, static_cast<uint64_t>(i)));
   }
-  for (size_t i = 0; i < ids.size(); i += 3) q.cancel(ids[i]);
+  for (size_t i = 0; i < ids.size(); i += 3)
+    q.cancel(ids[i]);
   CHECK(q.size() == 20000 - 6667);
   EventQueue::Fired f;
   int64_t last = -1;

@@ -39,13 +39,16 @@ TEST_CASE("distributions have the right moments") {
   CHECK(s_u / n == Approx(0.5).margin(0.005));
   // Weibull with shape 1 is exponential with mean = scale.
   double s_w = 0;
-  for (int i = 0; i < n; ++i) s_w += r.weibull(1.0, 5.0);
+  for (int i = 0; i < n; ++i)
+    s_w += r.weibull(1.0, 5.0);
   CHECK(s_w / n == Approx(5.0).epsilon(0.02));
 }
 
 TEST_CASE("uniform_below is unbiased over a small range") {
   Rng r(99);
   int counts[3] = {0, 0, 0};
-  for (int i = 0; i < 30000; ++i) ++counts[r.uniform_below(3)];
-  for (int c : counts) CHECK(c == Approx(10000).epsilon(0.05));
+  for (int i = 0; i < 30000; ++i)
+    ++counts[r.uniform_below(3)];
+  for (int c : counts)
+    CHECK(c == Approx(10000).epsilon(0.05));
 }

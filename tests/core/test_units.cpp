@@ -44,6 +44,7 @@ TEST_CASE("bad quantities are refused with a reason") {
 TEST_CASE("transfer time rounds up to a whole picosecond") {
   // 1 byte at 3 B/s = 333333333333.33 ps → 333333333334 ps.
   CHECK(transfer_time(Bytes(1), Bandwidth::bytes_per_second(3)).ps() == 333'333'333'334);
-  CHECK(transfer_time(Bytes(1 << 30), Bandwidth::gbytes_per_second(1)).seconds() == Approx(1.073741824));
+  CHECK(transfer_time(Bytes(1 << 30), Bandwidth::gbytes_per_second(1)).seconds() ==
+        Approx(1.073741824));
   CHECK(transfer_time(Bytes(5), Bandwidth::bytes_per_second(0)).is_infinite());
 }

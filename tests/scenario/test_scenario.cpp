@@ -29,7 +29,8 @@ const char* kGood = R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "
 
 TEST_CASE("every file in scenarios/ loads") {
   int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios")) {
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios")) {
     if (e.path().extension() != ".json") continue;
     INFO(e.path());
     CHECK_NOTHROW(load_scenario(e.path().string(), opts()));
@@ -49,28 +50,41 @@ TEST_CASE("a valid scenario gives typed values") {
 TEST_CASE("bad scenarios name the file, the JSON pointer and what was expected") {
   CHECK(error_of(R"({"name": "t", "clustre": {}})") ==
         "s.json:/clustre: unknown key 'clustre'; did you mean 'cluster'?");
-  CHECK(error_of(R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": "two"}, "workload": {}})") ==
-        "s.json:/cluster/count: expected an integer, got a string \"two\"");
-  CHECK(error_of(R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 0}, "workload": {}})") ==
-        "s.json:/cluster/count: expected an integer in [1, 1048576], got 0");
+  CHECK(
+      error_of(
+          R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": "two"}, "workload": {}})") ==
+      "s.json:/cluster/count: expected an integer, got a string \"two\"");
+  CHECK(
+      error_of(
+          R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 0}, "workload": {}})") ==
+      "s.json:/cluster/count: expected an integer in [1, 1048576], got 0");
   CHECK(error_of(R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 2},
      "workload": {"type": "collective", "operation": "all_reduse", "sizes": ["1MiB"]}})") ==
-        "s.json:/workload/operation: expected one of 'all_reduce', 'all_gather', 'reduce_scatter', 'all_to_all', "
+        "s.json:/workload/operation: expected one of 'all_reduce', 'all_gather', 'reduce_scatter', "
+        "'all_to_all', "
         "'broadcast', 'send_recv', got 'all_reduse'; did you mean 'all_reduce'?");
   CHECK(error_of(R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 2},
      "workload": {"type": "collective", "operation": "all_reduce", "sizes": ["1MiB", "3 furlongs"]}})")
             .rfind("s.json:/workload/sizes/1: expected a size", 0) == 0);
-  CHECK(error_of(R"({"name": "t", "cluster": {"system": "p6-b200", "count": 2}, "workload": {}})")
-            .rfind("s.json:/cluster/system: unknown system 'p6-b200'; did you mean 'p6-b200.48xlarge'?", 0) == 0);
+  CHECK(
+      error_of(R"({"name": "t", "cluster": {"system": "p6-b200", "count": 2}, "workload": {}})")
+          .rfind(
+              "s.json:/cluster/system: unknown system 'p6-b200'; did you mean 'p6-b200.48xlarge'?",
+              0) == 0);
   CHECK(error_of(R"({"name": "t", "name": "u"})") == "s.json:/name: duplicate key 'name'");
   CHECK(error_of(R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 2}})") ==
         "s.json:/workload: missing required key 'workload'");
   CHECK(error_of("{\"name\": ").rfind("s.json:/: not valid JSON", 0) == 0);
-  CHECK(error_of(R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 100000}, "workload": {}})") ==
-        "s.json:/cluster/count: cluster has 800000 GPUs; the limit is 131072 (raise it with --max-gpus)");
-  CHECK(error_of(R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 2, "fabric": {"oversubscription": 0.5}},
+  CHECK(
+      error_of(
+          R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 100000}, "workload": {}})") ==
+      "s.json:/cluster/count: cluster has 800000 GPUs; the limit is 131072 (raise it with "
+      "--max-gpus)");
+  CHECK(
+      error_of(
+          R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 2, "fabric": {"oversubscription": 0.5}},
      "workload": {"type": "collective", "operation": "all_reduce", "sizes": ["1MiB"]}})") ==
-        "s.json:/cluster/fabric/oversubscription: expected a number in [1, 64], got 0.5");
+      "s.json:/cluster/fabric/oversubscription: expected a number in [1, 64], got 0.5");
   std::string deep(200, '[');
   CHECK(error_of(deep).find("nesting deeper than 64 levels") != std::string::npos);
 }
@@ -83,7 +97,8 @@ TEST_CASE("the JSON Schema and the loader know the same keys") {
     std::string rest = ptr;
     while (!rest.empty()) {
       const size_t next = rest.find('/', 1);
-      const std::string key = rest.substr(1, next == std::string::npos ? std::string::npos : next - 1);
+      const std::string key =
+          rest.substr(1, next == std::string::npos ? std::string::npos : next - 1);
       rest = next == std::string::npos ? "" : rest.substr(next);
       node = node["properties"][key];
       if (node.contains("oneOf")) {
@@ -95,7 +110,8 @@ TEST_CASE("the JSON Schema and the loader know the same keys") {
       }
     }
     std::set<std::string> keys;
-    for (const auto& [k, v] : node["properties"].items()) keys.insert(k);
+    for (const auto& [k, v] : node["properties"].items())
+      keys.insert(k);
     return keys;
   };
   for (const auto& [ptr, keys] : scenario_keys()) {

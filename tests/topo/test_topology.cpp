@@ -6,10 +6,13 @@
 using namespace fleetsim;
 
 namespace {
-SystemSpec sys(const char* name) { return load_system(name, FLEETSIM_SOURCE_DIR); }
+SystemSpec sys(const char* name) {
+  return load_system(name, FLEETSIM_SOURCE_DIR);
+}
 size_t distinct_chain_hops(const Route& r) {
   size_t n = 0;
-  for (const auto& h : r.hops) n += h.weight == 1.0 ? 1 : 0;
+  for (const auto& h : r.hops)
+    n += h.weight == 1.0 ? 1 : 0;
   return n;
 }
 }  // namespace
@@ -54,7 +57,8 @@ TEST_CASE("structural routes are as short as breadth-first paths (ECMP)") {
   for (auto [a, b] : {std::pair{0, 1}, std::pair{0, 8}, std::pair{3, 95}, std::pair{7, 40}}) {
     INFO(a << " -> " << b);
     const Route r = t.route(a, b, 17);
-    CHECK(static_cast<int>(distinct_chain_hops(r)) == shortest_hops(t, t.gpu_vertex(a), t.gpu_vertex(b)));
+    CHECK(static_cast<int>(distinct_chain_hops(r)) ==
+          shortest_hops(t, t.gpu_vertex(a), t.gpu_vertex(b)));
   }
 }
 
