@@ -13,14 +13,6 @@
 namespace fleetsim {
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 bool contains(const std::string& s, const char* sub) {
   return s.find(sub) != std::string::npos;
 }
@@ -42,7 +34,7 @@ struct SystemCache {
 }  // namespace
 
 ValidationReport validate_reference(const std::string& csv_path, const std::string& data_dir) {
-  const CsvTable t = parse_csv(read_all(csv_path), csv_path);
+  const CsvTable t = parse_csv(read_text_file(csv_path), csv_path);
   std::map<std::string, size_t> col;
   for (size_t i = 0; i < t.header.size(); ++i)
     col[t.header[i]] = i;

@@ -8,19 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "core/csv.h"
 #include "core/time.h"
 
 namespace fleetsim {
-
-struct CsvTable {
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  std::vector<int> line_of_row;  // 1-based line number of each row's first line
-};
-
-// RFC 4180 CSV (quoted fields, doubled quotes, newlines inside quotes). Throws InputError
-// naming the file and line on malformed input.
-CsvTable parse_csv(const std::string& text, const std::string& file);
 
 struct ValidationRow {
   int line = 0;

@@ -1,5 +1,8 @@
 #include "core/error.h"
-#include "validate/validate.h"
+#include "core/csv.h"
+
+#include <fstream>
+#include <sstream>
 
 namespace fleetsim {
 
@@ -67,6 +70,27 @@ CsvTable parse_csv(const std::string& text, const std::string& file) {
   if (!field.empty() || !row.empty()) end_row();
   if (t.header.empty()) throw InputError(file, "line 1", "empty CSV: expected a header line");
   return t;
+}
+
+int CsvTable::column(const std::string& name) const {
+  for (size_t i = 0; i < header.size(); ++i)
+    if (header[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+std::string read_text_file(const std::string& path, size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "cannot open file");
+  in.seekg(0, std::ios::end);
+  const auto size = in.tellg();
+  if (size < 0) throw InputError(path, "", "cannot read file");
+  if (static_cast<size_t>(size) > max_bytes)
+    throw InputError(path, "", "file is " + std::to_string(static_cast<long long>(size)) +
+                                   " bytes; the limit is " + std::to_string(max_bytes));
+  in.seekg(0, std::ios::beg);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace fleetsim

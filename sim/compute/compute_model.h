@@ -1,0 +1,79 @@
+// Kernel-time model: how long one GEMM, attention, grouped GEMM or memory-bound kernel takes on
+// one GPU, from the measured tables in calibration/kernels/ (imported from
+// ../shared/reference/kernel-timings.csv with the source of every row).
+//
+// Between measured shapes times are interpolated; outside them a per-GPU, per-dtype efficiency
+// curve fitted by least squares (Eigen) on that GPU's table is used. The fit is global per GPU
+// and dtype — never per model. A GPU without a table falls back to datasheet peaks scaled by a
+// documented default efficiency, and says so in warnings().
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+#include "topo/system.h"
+
+namespace fleetsim {
+
+// Element format a GEMM's inputs run in.
+enum class DType { kFp32, kBf16, kFp8, kMxfp8, kNvfp4 };
+const char* to_string(DType d);
+bool parse_dtype(const std::string& s, DType* out);
+double dtype_bytes(DType d);  // bytes per element (nvfp4 0.5 + scale overhead as documented)
+
+struct AttentionShape {
+  int64_t batch = 1;
+  int64_t seq_q = 0;
+  int64_t seq_kv = 0;  // = seq_q for self-attention
+  int heads = 0;       // query heads on this GPU
+  int kv_heads = 0;    // key/value heads on this GPU
+  int head_dim_qk = 0;
+  int head_dim_v = 0;
+  bool causal = true;
+  int window = 0;  // sliding window (0 = full)
+};
+
+class ComputeModel {
+ public:
+  // Loads calibration/kernels/ tables for `gpu` (GpuSpec::model: B200, GB200, H100, H200, ...)
+  // from `data_dir` and fits the efficiency curves.
+  static ComputeModel load(const GpuSpec& gpu, const std::string& data_dir);
+
+  // C[m×n] = A[m×k]·B[k×n], `batch` independent GEMMs of that shape.
+  Time gemm(int64_t m, int64_t n, int64_t k, DType dtype, int64_t batch = 1) const;
+  // Grouped GEMM (MoE experts): `groups` GEMMs of m_per_group × n × k in one kernel.
+  Time grouped_gemm(int64_t groups, int64_t m_per_group, int64_t n, int64_t k,
+                    DType dtype) const;
+  // Fused attention (flash / cuDNN SDPA) forward or backward.
+  Time attention(const AttentionShape& s, bool backward, DType dtype) const;
+  // A memory-bound kernel moving `bytes` (reads + writes) through HBM at achieved bandwidth.
+  Time memory_bound(double bytes) const;
+  // Cast of `elements` values to `dtype` (FP8 / MXFP8 / NVFP4 quantization incl. scales).
+  Time quantize(int64_t elements, DType dtype) const;
+
+  double peak_tflops(DType dtype) const;  // datasheet dense peak used for the fallback / MFU
+  const std::string& gpu() const { return gpu_; }
+  // Where the timings come from (table files and their source URLs) and fallbacks taken.
+  const std::vector<std::string>& sources() const { return sources_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  // Implementation state (tables, fitted coefficients) lives behind this pointer so that Eigen
+  // stays inside sim/compute.
+  struct Impl;
+  ComputeModel();
+  ~ComputeModel();
+  ComputeModel(ComputeModel&&) noexcept;
+  ComputeModel& operator=(ComputeModel&&) noexcept;
+  ComputeModel(const ComputeModel&);
+  ComputeModel& operator=(const ComputeModel&);
+
+ private:
+  std::string gpu_;
+  std::vector<std::string> sources_;
+  std::vector<std::string> warnings_;
+  Impl* impl_ = nullptr;
+};
+
+}  // namespace fleetsim
