@@ -22,12 +22,24 @@ enum class MlpKind {
   kPlain,  // GELU / ReLU MLP: up and down projections (2 matrices)
 };
 
+enum class NormKind {
+  kRms,    // RMSNorm: one weight vector
+  kLayer,  // LayerNorm: weight and bias
+};
+
+// How windowed layers restrict attention (see AttentionSpec::sliding_window).
+enum class WindowKind {
+  kSliding,  // each query attends to the previous `sliding_window` tokens (GPT-OSS)
+  kChunked,  // each query attends within its own aligned chunk of `sliding_window` tokens (Llama 4)
+};
+
 struct AttentionSpec {
   AttentionKind kind = AttentionKind::kGqa;
   int heads = 0;
   int kv_heads = 0;
   int head_dim = 0;  // q/k/v head dim (GQA); for MLA the v head dim
   bool qkv_bias = false;
+  bool qk_norm = false;  // per-head RMSNorm on q and k (Qwen3): 2 · head_dim weights per layer
   // MLA only (0 otherwise).
   int q_lora_rank = 0;  // 0 = q is projected directly from the hidden state
   int kv_lora_rank = 0;
@@ -39,6 +51,7 @@ struct AttentionSpec {
   int sliding_window = 0;
   int window_pattern = 0;
   int window_layers = 0;
+  WindowKind window_kind = WindowKind::kSliding;
 };
 
 struct MoeSpec {
@@ -48,20 +61,40 @@ struct MoeSpec {
   int64_t expert_ffn = 0;         // FFN width of one routed expert
   int64_t shared_expert_ffn = 0;  // FFN width of one shared expert
   int first_k_dense = 0;          // leading dense layers
-  int layer_freq = 1;             // after those, every layer_freq-th layer is MoE
+  // After those, every layer_freq-th layer is MoE: layer i >= first_k_dense is MoE when
+  // (i - first_k_dense + 1) % layer_freq == 0 (layer_freq 2: layers 1, 3, 5, ... as Llama 4
+  // Maverick's interleave step 2).
+  int layer_freq = 1;
+};
+
+// A published feature the struct cannot express, kept so reports can say what is left out.
+// Impact "none": no parameters and no GEMM FLOPs; "small": below 0.1 % of parameters and FLOPs.
+// (A "material" feature makes the loader reject the model.)
+struct UnmodelledFeature {
+  std::string feature;
+  std::string impact;
+  std::string note;
 };
 
 struct ModelSpec {
-  std::string name;          // canonical id (file name under workloads/models/)
-  std::string display_name;  // as published ("Llama 3.1 405B")
+  std::string name;                  // canonical id (file name under workloads/models/)
+  std::string display_name;          // as published ("Llama 3.1 405B")
   std::vector<std::string> aliases;  // names used in ../shared/reference/*.csv
-  std::string source;                // URL of the published config
+  std::string source;                // URL of the published config (first of `sources`)
+  std::vector<std::string> sources;  // every source the numbers were read from
   int layers = 0;
   int64_t hidden = 0;
   int64_t ffn = 0;  // dense FFN width
   int64_t vocab = 0;
+  // Vocabulary NVIDIA's NeMo benchmark scripts set (NullTokenizer), when it differs or is
+  // published; 0 = not known. Used only by FlopConvention::benchmark_vocab.
+  int64_t benchmark_vocab = 0;
   MlpKind mlp = MlpKind::kGated;
+  NormKind norm = NormKind::kRms;
+  int norms_per_layer = 2;   // 2 = pre-norm (attention, MLP); 4 = sandwich (Grok-1)
+  bool linear_bias = false;  // bias on the output projection, MLP / expert matrices and router
   bool tied_embeddings = false;
+  bool learned_positions = false;  // learned absolute position table (max_seq_len × hidden)
   int max_seq_len = 0;
   AttentionSpec attention;
   MoeSpec moe;
@@ -69,6 +102,7 @@ struct ModelSpec {
   // Published totals, for checking the closed forms (0 = not published).
   double published_total_params = 0;
   double published_active_params = 0;
+  std::vector<UnmodelledFeature> unmodelled;
   std::string file;  // where it was read from ("" for inline definitions)
 };
 
@@ -100,6 +134,26 @@ int64_t active_params(const ModelSpec& m);     // per token: top_k routed + shar
 // Model FLOPs of one training step per token (forward + backward = 3× forward matmul FLOPs,
 // attention included, causal masking halving the score/context matmuls), the figure
 // "model TFLOP/s/GPU" and MFU are computed from. Formula documented in README ("Metrics").
-double model_flops_per_token(const ModelSpec& m, int seq_len);
+//
+// It is Megatron-LM / Megatron-Bridge's num_floating_point_operations: 6 · (weights of the
+// q/k/v/o projections, of the dense MLP or the top_k routed plus shared experts, of the LM head)
+// + 6 · s/2 · (heads · (qk_dim + v_dim)) per layer for the causal score and context matmuls
+// + per MTP module one MoE/dense decoder layer, the 2h×h projection and another LM head.
+// Not counted (as in Megatron): embedding lookup, router GEMM, norms, biases, element-wise ops.
+// Windowed layers (sliding / chunked) count the keys actually attended.
+// Checked against every row of ../shared/reference/nemo_performance_summary.csv (tests).
+struct FlopConvention {
+  // true: each query attends to s/2 keys on average (Megatron-Bridge, NeMo 25.09+). false:
+  // count all s keys, as NeMo 2.0's llama / gpt3 / nemotron / mixtral formulas did (24.07–25.07).
+  bool causal = true;
+  // Use benchmark_vocab (when set) for the LM head, as NVIDIA's benchmark scripts do.
+  bool benchmark_vocab = false;
+};
+double model_flops_per_token(const ModelSpec& m, int seq_len, const FlopConvention& c);
+double model_flops_per_token(const ModelSpec& m, int seq_len);  // default FlopConvention
+
+// Average number of keys one query attends to in layer `layer` at sequence length s (causal,
+// continuous: s/2 for full attention; window w: w - w²/(2s) when s > w; chunk c: by chunks).
+double attended_keys(const ModelSpec& m, int layer, int seq_len);
 
 }  // namespace fleetsim

@@ -1,0 +1,298 @@
+// Strict reader for model definitions (see model_loader.h). Layout of a model object:
+//   id, display_name, developer, source[], aliases[], layers, hidden, ffn, vocab,
+//   benchmark_vocab?, mlp "gated"|"plain", norm "rmsnorm"|"layernorm", norms_per_layer,
+//   linear_bias, tied_embeddings, learned_positions, max_seq_len,
+//   attention{kind "gqa"|"mla", heads, kv_heads, head_dim, qkv_bias, qk_norm, q_lora_rank,
+//             kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, sliding_window,
+//             window_kind "sliding"|"chunked", window_pattern, window_layers},
+//   moe?{experts, shared_experts, top_k, expert_ffn, shared_expert_ffn, first_k_dense,
+//        layer_freq},
+//   mtp_layers, published_total_params?, published_active_params?,
+//   unmodelled[{feature, impact "none"|"small"|"material", note}], notes?
+#include "scenario/model_loader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "core/error.h"
+#include "scenario/json_reader.h"
+#include "scenario/scenario.h"
+
+namespace fleetsim {
+namespace {
+
+using namespace jsonr;
+
+const std::vector<std::string> kModelKeys = {"id",
+                                             "display_name",
+                                             "developer",
+                                             "source",
+                                             "aliases",
+                                             "layers",
+                                             "hidden",
+                                             "ffn",
+                                             "vocab",
+                                             "benchmark_vocab",
+                                             "mlp",
+                                             "norm",
+                                             "norms_per_layer",
+                                             "linear_bias",
+                                             "tied_embeddings",
+                                             "learned_positions",
+                                             "max_seq_len",
+                                             "attention",
+                                             "moe",
+                                             "mtp_layers",
+                                             "published_total_params",
+                                             "published_active_params",
+                                             "unmodelled",
+                                             "notes"};
+const std::vector<std::string> kAttentionKeys = {
+    "kind",       "heads",          "kv_heads",     "head_dim",         "qkv_bias",
+    "qk_norm",    "q_lora_rank",    "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+    "v_head_dim", "sliding_window", "window_kind",  "window_pattern",   "window_layers"};
+const std::vector<std::string> kMoeKeys = {"experts",    "shared_experts",    "top_k",
+                                           "expert_ffn", "shared_expert_ffn", "first_k_dense",
+                                           "layer_freq"};
+const std::vector<std::string> kUnmodelledKeys = {"feature", "impact", "note"};
+
+constexpr int64_t kMaxWidth = int64_t{1} << 24;  // 16 M: hidden / FFN widths
+constexpr int64_t kMaxVocab = int64_t{1} << 24;
+
+std::vector<std::string> string_list(const Obj& o, const std::string& key) {
+  const json& v = o.get(key);
+  if (!v.is_array())
+    o.fail(o.at(key), std::string("expected an array of strings, got ") + type_name(v));
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string()) {
+      o.fail(o.at(key) + "/" + std::to_string(i),
+             std::string("expected a string, got ") + type_name(v[i]));
+    }
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
+bool bool_or(const Obj& o, const std::string& key, bool dflt) {
+  return o.has(key) ? o.boolean(key) : dflt;
+}
+int int_or(const Obj& o, const std::string& key, int64_t lo, int64_t hi, int dflt) {
+  return o.has(key) ? static_cast<int>(o.integer(key, lo, hi)) : dflt;
+}
+
+AttentionSpec read_attention(const Obj& a, int64_t hidden) {
+  AttentionSpec s;
+  s.kind = a.choice("kind", {"gqa", "mla"}) == "mla" ? AttentionKind::kMla : AttentionKind::kGqa;
+  s.heads = static_cast<int>(a.integer("heads", 1, 4096));
+  s.kv_heads = static_cast<int>(a.integer("kv_heads", 1, 4096));
+  s.head_dim = static_cast<int>(a.integer("head_dim", 1, 4096));
+  s.qkv_bias = bool_or(a, "qkv_bias", false);
+  s.qk_norm = bool_or(a, "qk_norm", false);
+  if (s.heads % s.kv_heads != 0) {
+    a.fail(a.at("kv_heads"), "must divide heads (" + std::to_string(s.heads) + "), got " +
+                                 std::to_string(s.kv_heads));
+  }
+  const std::vector<std::string> mla = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                        "qk_rope_head_dim", "v_head_dim"};
+  if (s.kind == AttentionKind::kMla) {
+    s.q_lora_rank = static_cast<int>(a.integer("q_lora_rank", 0, hidden));
+    s.kv_lora_rank = static_cast<int>(a.integer("kv_lora_rank", 1, hidden));
+    s.qk_nope_head_dim = static_cast<int>(a.integer("qk_nope_head_dim", 1, 4096));
+    s.qk_rope_head_dim = static_cast<int>(a.integer("qk_rope_head_dim", 0, 4096));
+    s.v_head_dim = static_cast<int>(a.integer("v_head_dim", 1, 4096));
+    if (s.head_dim != s.v_head_dim) {
+      a.fail(a.at("head_dim"), "for MLA head_dim is the v head dim and must equal v_head_dim (" +
+                                   std::to_string(s.v_head_dim) + "), got " +
+                                   std::to_string(s.head_dim));
+    }
+    if (s.qk_norm) a.fail(a.at("qk_norm"), "not supported with MLA (its latent norms are counted)");
+    if (s.qkv_bias) a.fail(a.at("qkv_bias"), "not supported with MLA");
+  } else {
+    for (const auto& k : mla) {
+      if (a.has(k)) a.fail(a.at(k), "only valid with kind \"mla\"");
+    }
+  }
+  s.sliding_window = int_or(a, "sliding_window", 0, int64_t{1} << 30, 0);
+  if (s.sliding_window > 0) {
+    s.window_kind = a.choice("window_kind", {"sliding", "chunked"}) == "chunked"
+                        ? WindowKind::kChunked
+                        : WindowKind::kSliding;
+    s.window_pattern = static_cast<int>(a.integer("window_pattern", 1, 1024));
+    s.window_layers = static_cast<int>(a.integer("window_layers", 1, s.window_pattern));
+  } else {
+    for (const char* k : {"window_kind", "window_pattern", "window_layers"}) {
+      if (a.has(k)) a.fail(a.at(k), "only valid with sliding_window > 0");
+    }
+  }
+  return s;
+}
+
+MoeSpec read_moe(const Obj& o, int layers) {
+  MoeSpec s;
+  s.experts = static_cast<int>(o.integer("experts", 1, 1 << 16));
+  s.top_k = static_cast<int>(o.integer("top_k", 1, s.experts));
+  s.expert_ffn = o.integer("expert_ffn", 1, kMaxWidth);
+  s.shared_experts = int_or(o, "shared_experts", 0, 64, 0);
+  s.shared_expert_ffn =
+      o.has("shared_expert_ffn") ? o.integer("shared_expert_ffn", 0, kMaxWidth) : 0;
+  if ((s.shared_experts > 0) != (s.shared_expert_ffn > 0)) {
+    o.fail(o.at("shared_expert_ffn"),
+           "must be > 0 exactly when shared_experts > 0 (shared_experts = " +
+               std::to_string(s.shared_experts) + ")");
+  }
+  s.first_k_dense = int_or(o, "first_k_dense", 0, layers - 1, 0);
+  s.layer_freq = int_or(o, "layer_freq", 1, std::max(1, layers - s.first_k_dense), 1);
+  return s;
+}
+
+std::string impact_of(const Obj& u) {
+  return u.choice("impact", {"none", "small", "material"});
+}
+
+}  // namespace
+
+std::vector<std::string> model_keys() {
+  return kModelKeys;
+}
+
+std::string normalize_model_name(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (c == '-' || c == '_' || c == '.' || c == ' ') continue;
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+ModelSpec parse_model_text(const std::string& json_text, const std::string& file,
+                           const std::string& pointer_prefix) {
+  const json j = parse_strict(json_text, file);
+  const Obj root(j, file, pointer_prefix, kModelKeys);
+  ModelSpec m;
+  m.file = file;
+  m.name = root.str("id");
+  if (m.name.empty() || m.name.find('/') != std::string::npos)
+    root.fail(root.at("id"), "expected a non-empty id without '/'");
+  m.display_name = root.str_or("display_name", m.name);
+  if (root.has("developer")) root.str("developer");
+  if (root.has("source")) m.sources = string_list(root, "source");
+  if (!m.sources.empty()) m.source = m.sources.front();
+  if (root.has("aliases")) m.aliases = string_list(root, "aliases");
+  if (root.has("notes")) root.str("notes");
+
+  m.layers = static_cast<int>(root.integer("layers", 1, 100000));
+  m.hidden = root.integer("hidden", 1, kMaxWidth);
+  m.vocab = root.integer("vocab", 1, kMaxVocab);
+  m.benchmark_vocab =
+      root.has("benchmark_vocab") ? root.integer("benchmark_vocab", 1, kMaxVocab) : 0;
+  m.mlp = root.choice("mlp", {"gated", "plain"}) == "gated" ? MlpKind::kGated : MlpKind::kPlain;
+  m.norm = root.has("norm") && root.choice("norm", {"rmsnorm", "layernorm"}) == "layernorm"
+               ? NormKind::kLayer
+               : NormKind::kRms;
+  m.norms_per_layer = int_or(root, "norms_per_layer", 0, 8, 2);
+  m.linear_bias = bool_or(root, "linear_bias", false);
+  m.tied_embeddings = root.boolean("tied_embeddings");
+  m.learned_positions = bool_or(root, "learned_positions", false);
+  m.max_seq_len = static_cast<int>(root.integer("max_seq_len", 1, int64_t{1} << 30));
+  m.attention = read_attention(root.object("attention", kAttentionKeys), m.hidden);
+  if (root.has("moe")) m.moe = read_moe(root.object("moe", kMoeKeys), m.layers);
+  m.mtp_layers = int_or(root, "mtp_layers", 0, 16, 0);
+
+  // The dense FFN width is needed when some layer is dense.
+  const bool any_dense = !is_moe(m) || m.layers > moe_layer_count(m);
+  m.ffn = root.has("ffn") ? root.integer("ffn", 0, kMaxWidth) : 0;
+  if (any_dense && m.ffn == 0) {
+    root.fail(root.at("ffn"), std::string("expected an FFN width > 0: ") +
+                                  (is_moe(m) ? "some layers are dense (first_k_dense / layer_freq)"
+                                             : "the model is dense"));
+  }
+  if (is_moe(m) && moe_layer_count(m) == 0) {
+    root.fail(root.at("moe"), "no layer is MoE with these first_k_dense / layer_freq values");
+  }
+  if (m.mtp_layers > 0 && is_moe(m) && !is_moe_layer(m, m.layers - 1)) {
+    root.fail(root.at("mtp_layers"),
+              "MTP modules take the shape of the last layer, which must then be an MoE layer");
+  }
+  if (root.has("published_total_params"))
+    m.published_total_params = root.number("published_total_params", 1, 1e16);
+  if (root.has("published_active_params"))
+    m.published_active_params = root.number("published_active_params", 1, 1e16);
+
+  if (root.has("unmodelled")) {
+    const json& list = root.get("unmodelled");
+    if (!list.is_array()) {
+      root.fail(root.at("unmodelled"),
+                std::string("expected an array of objects, got ") + type_name(list));
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      const Obj u(list[i], file, root.at("unmodelled") + "/" + std::to_string(i), kUnmodelledKeys);
+      UnmodelledFeature f{u.str("feature"), impact_of(u), u.str("note")};
+      if (f.impact == "material") {
+        u.fail(u.at("impact"), "model '" + m.name + "' has the feature '" + f.feature + "' (" +
+                                   f.note +
+                                   ") which changes compute materially and which fleetsim "
+                                   "cannot model; refusing to approximate it");
+      }
+      m.unmodelled.push_back(std::move(f));
+    }
+  }
+  return m;
+}
+
+std::vector<std::string> known_models(const std::string& data_dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(
+           std::filesystem::path(data_dir) / "workloads" / "models", ec)) {
+    if (e.path().extension() == ".json") out.push_back(e.path().stem().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+ModelSpec load_model(const std::string& name_or_path, const std::string& data_dir) {
+  const bool is_path =
+      name_or_path.find('/') != std::string::npos ||
+      (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0);
+  if (is_path) return parse_model_text(read_file(name_or_path), name_or_path, "");
+
+  const auto dir = std::filesystem::path(data_dir) / "workloads" / "models";
+  const auto ids = known_models(data_dir);
+  const std::string want = normalize_model_name(name_or_path);
+  // Exact id first, then normalised id, then aliases (which needs every file read).
+  auto read = [&](const std::string& id) {
+    const std::string path = (dir / (id + ".json")).string();
+    ModelSpec m = parse_model_text(read_file(path), path, "");
+    if (m.name != id) {
+      throw InputError(path, "/id", "must equal the file name '" + id + "', got '" + m.name + "'");
+    }
+    return m;
+  };
+  for (const auto& id : ids) {
+    if (id == name_or_path) return read(id);
+  }
+  std::vector<std::string> names;
+  for (const auto& id : ids) {
+    ModelSpec m = read(id);
+    bool hit = normalize_model_name(id) == want;
+    for (const auto& a : m.aliases)
+      hit = hit || normalize_model_name(a) == want;
+    if (hit) return m;
+    names.push_back(id);
+  }
+  std::string msg = "unknown model '" + name_or_path + "'";
+  std::string lower;
+  for (char c : name_or_path)
+    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string near = closest_match(lower, names);
+  if (!near.empty()) msg += "; did you mean '" + near + "'?";
+  std::string list;
+  for (const auto& n : names)
+    list += (list.empty() ? "" : ", ") + n;
+  msg += " (known: " + list + "; or give a path to a model JSON file)";
+  throw InputError("", "", msg);
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,203 @@
+// Closed-form parameter and FLOP counts of a transformer LLM (dense or MoE) described by
+// ModelSpec.
+//
+// Parameters: every weight matrix, bias and norm vector of the published architecture (see
+// model.h for what each flag adds). FLOPs: Megatron-LM's num_floating_point_operations
+// (megatron/training/training.py; Megatron-Bridge's flop_utils.py uses the same terms), i.e. 6
+// FLOPs per weight per token for forward + backward, plus the causal attention score and context
+// matmuls. The formula was derived from and checked against the "model TFLOP/s/GPU" and
+// "tokens/s/GPU" pairs of ../shared/reference/nemo_performance_summary.csv (see the tests).
+#include "workload/model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace fleetsim {
+namespace {
+
+int64_t mlp_matrices(const ModelSpec& m) {
+  return m.mlp == MlpKind::kGated ? 3 : 2;
+}
+
+// Weights (no biases) of an MLP of width `ffn`.
+int64_t mlp_weights(const ModelSpec& m, int64_t ffn) {
+  return mlp_matrices(m) * m.hidden * ffn;
+}
+
+// Weights and biases of an MLP of width `ffn`.
+int64_t mlp_params(const ModelSpec& m, int64_t ffn) {
+  if (ffn == 0) return 0;
+  int64_t p = mlp_weights(m, ffn);
+  if (m.linear_bias) p += (mlp_matrices(m) - 1) * ffn + m.hidden;
+  return p;
+}
+
+// Attention projection weights (no biases, no norms): the GEMM operands.
+int64_t attention_weights(const ModelSpec& m) {
+  const AttentionSpec& a = m.attention;
+  const int64_t h = m.hidden;
+  if (a.kind == AttentionKind::kMla) {
+    const int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    const int64_t q = a.q_lora_rank > 0 ? h * a.q_lora_rank + int64_t{a.q_lora_rank} * a.heads * qk
+                                        : h * a.heads * qk;
+    const int64_t kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) +
+                       int64_t{a.kv_lora_rank} * a.heads * (a.qk_nope_head_dim + a.v_head_dim);
+    const int64_t o = int64_t{a.heads} * a.v_head_dim * h;
+    return q + kv + o;
+  }
+  const int64_t qw = int64_t{a.heads} * a.head_dim;
+  const int64_t kvw = int64_t{a.kv_heads} * a.head_dim;
+  return h * (qw + 2 * kvw) + qw * h;
+}
+
+int64_t norm_vector(const ModelSpec& m) {
+  return m.norm == NormKind::kLayer ? 2 : 1;
+}
+
+// Query-key and value widths summed over heads, for the score and context matmuls.
+int64_t qk_width(const ModelSpec& m) {
+  const AttentionSpec& a = m.attention;
+  if (a.kind == AttentionKind::kMla)
+    return int64_t{a.heads} * (a.qk_nope_head_dim + a.qk_rope_head_dim);
+  return int64_t{a.heads} * a.head_dim;
+}
+int64_t v_width(const ModelSpec& m) {
+  const AttentionSpec& a = m.attention;
+  return int64_t{a.heads} * (a.kind == AttentionKind::kMla ? a.v_head_dim : a.head_dim);
+}
+
+// Training FLOPs per token of decoder layer `i` (weights and attention core).
+double layer_flops(const ModelSpec& m, int i, int seq_len, const FlopConvention& c) {
+  double w = static_cast<double>(attention_weights(m));
+  if (is_moe_layer(m, i)) {
+    w += static_cast<double>(m.moe.top_k * mlp_weights(m, m.moe.expert_ffn) +
+                             m.moe.shared_experts * mlp_weights(m, m.moe.shared_expert_ffn));
+  } else {
+    w += static_cast<double>(mlp_weights(m, m.ffn));
+  }
+  double keys = attended_keys(m, i, seq_len);
+  if (!c.causal) keys *= 2.0;
+  const double core = 2.0 * keys * static_cast<double>(qk_width(m) + v_width(m));
+  return 6.0 * w + 3.0 * core;
+}
+
+}  // namespace
+
+bool is_moe(const ModelSpec& m) {
+  return m.moe.experts > 0;
+}
+
+bool is_moe_layer(const ModelSpec& m, int i) {
+  if (!is_moe(m) || i < m.moe.first_k_dense) return false;
+  const int freq = std::max(1, m.moe.layer_freq);
+  return (i - m.moe.first_k_dense + 1) % freq == 0;
+}
+
+int moe_layer_count(const ModelSpec& m) {
+  int n = 0;
+  for (int i = 0; i < m.layers; ++i)
+    n += is_moe_layer(m, i) ? 1 : 0;
+  return n;
+}
+
+LayerParams layer_params(const ModelSpec& m, int layer) {
+  FLEETSIM_ASSERT(layer >= 0 && layer < std::max(1, m.layers) + m.mtp_layers);
+  const AttentionSpec& a = m.attention;
+  const int64_t h = m.hidden;
+  LayerParams p;
+  p.attention = attention_weights(m);
+  if (a.kind == AttentionKind::kMla) {
+    p.attention += a.kv_lora_rank + a.q_lora_rank;  // RMSNorm on the q and kv latents
+  } else {
+    if (a.qkv_bias) p.attention += int64_t{a.heads + 2 * a.kv_heads} * a.head_dim;
+    if (a.qk_norm) p.attention += 2 * int64_t{a.head_dim};
+  }
+  if (m.linear_bias) p.attention += h;  // output projection bias
+  p.norms = m.norms_per_layer * norm_vector(m) * h;
+  // Layers past the decoder (MTP modules) take the shape of an MoE layer in MoE models.
+  const bool moe = layer >= m.layers ? is_moe(m) : is_moe_layer(m, layer);
+  if (moe) {
+    p.router = h * m.moe.experts + (m.linear_bias ? m.moe.experts : 0);
+    p.one_expert = mlp_params(m, m.moe.expert_ffn);
+    p.routed_experts = p.one_expert * m.moe.experts;
+    p.shared_experts = mlp_params(m, m.moe.shared_expert_ffn) * m.moe.shared_experts;
+  } else {
+    p.dense_mlp = mlp_params(m, m.ffn);
+  }
+  return p;
+}
+
+int64_t embedding_params(const ModelSpec& m) {
+  return m.vocab * m.hidden + (m.learned_positions ? int64_t{m.max_seq_len} * m.hidden : 0);
+}
+
+int64_t output_params(const ModelSpec& m) {
+  return norm_vector(m) * m.hidden + (m.tied_embeddings ? 0 : m.vocab * m.hidden);
+}
+
+int64_t mtp_params(const ModelSpec& m) {
+  // DeepSeek-V3 MTP module: RMSNorm of the hidden state and of the next token's embedding,
+  // the 2h -> h projection, one decoder layer and the final norm; embedding and head shared.
+  if (m.mtp_layers == 0) return 0;
+  const int64_t h = m.hidden;
+  const int64_t one =
+      2 * norm_vector(m) * h + 2 * h * h + layer_params(m, m.layers).total() + norm_vector(m) * h;
+  return one * m.mtp_layers;
+}
+
+int64_t total_params(const ModelSpec& m) {
+  int64_t n = embedding_params(m) + output_params(m);
+  for (int i = 0; i < m.layers; ++i)
+    n += layer_params(m, i).total();
+  return n;
+}
+
+int64_t active_params(const ModelSpec& m) {
+  int64_t n = embedding_params(m) + output_params(m);
+  for (int i = 0; i < m.layers; ++i) {
+    const LayerParams p = layer_params(m, i);
+    n += p.attention + p.norms + p.dense_mlp + p.router + p.shared_experts +
+         (p.routed_experts > 0 ? p.one_expert * m.moe.top_k : 0);
+  }
+  return n;
+}
+
+double attended_keys(const ModelSpec& m, int layer, int seq_len) {
+  const double s = seq_len;
+  const AttentionSpec& a = m.attention;
+  const bool windowed =
+      a.sliding_window > 0 && a.window_pattern > 0 && (layer % a.window_pattern) < a.window_layers;
+  if (!windowed) return s / 2.0;
+  const double w = a.sliding_window;
+  if (s <= w) return s / 2.0;
+  if (a.window_kind == WindowKind::kSliding) return w - w * w / (2.0 * s);
+  // Chunked: full chunks of w tokens (w/2 keys on average) and a last partial chunk of r tokens.
+  const double full = std::floor(s / w);
+  const double r = s - full * w;
+  return (full * w * w / 2.0 + r * r / 2.0) / s;
+}
+
+double model_flops_per_token(const ModelSpec& m, int seq_len, const FlopConvention& c) {
+  double f = 0;
+  for (int i = 0; i < m.layers; ++i)
+    f += layer_flops(m, i, seq_len, c);
+  const int64_t vocab = c.benchmark_vocab && m.benchmark_vocab > 0 ? m.benchmark_vocab : m.vocab;
+  const double head = 6.0 * static_cast<double>(m.hidden) * static_cast<double>(vocab);
+  f += head;
+  if (m.mtp_layers > 0) {
+    // One decoder layer shaped like the model's last layer, the 2h x h projection and another
+    // LM head per MTP module (Megatron counts the MTP layer among the transformer layers).
+    const int last = m.layers - 1;
+    const double h = static_cast<double>(m.hidden);
+    f += m.mtp_layers * (layer_flops(m, last, seq_len, c) + 6.0 * 2.0 * h * h + head);
+  }
+  return f;
+}
+
+double model_flops_per_token(const ModelSpec& m, int seq_len) {
+  return model_flops_per_token(m, seq_len, FlopConvention{});
+}
+
+}  // namespace fleetsim

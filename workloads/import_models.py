@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""Generate workloads/models/<id>.json from ../shared/reference/model-configs.csv.
+
+Every numeric field comes from a CSV column; the free-text columns (activation, norm, attention
+pattern, sliding window, ...) are interpreted by the explicit rules below, and any text the rules
+do not recognise stops the script, so nothing is approximated silently. Features the typed model
+(sim/workload/model.h) cannot express are written under "unmodelled" with their impact:
+  none     - no parameters and no GEMM FLOPs (element-wise maths, position encoding, routing rule);
+  small    - parameters or FLOPs below 0.1 % of the model's;
+  material - fleetsim cannot simulate the model; the loader rejects it (no zoo model has one).
+
+Usage: workloads/import_models.py [--csv PATH] [--out DIR] [--check]
+  --check compares the generated text with the committed files and exits 1 on any difference.
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_CSV = os.path.join(HERE, "..", "..", "shared", "reference", "model-configs.csv")
+
+# CSV "model" column -> canonical id, display name, extra aliases (obvious spellings). The
+# aliases from perf_summary_model_names are added automatically.
+IDS = {
+    "Llama 2 7B": ("llama2-7b", "Llama 2 7B", ["llama-2-7b", "Llama-2-7b-hf"]),
+    "Llama 2 13B": ("llama2-13b", "Llama 2 13B", ["llama-2-13b", "Llama-2-13b-hf"]),
+    "Llama 2 70B": ("llama2-70b", "Llama 2 70B", ["llama-2-70b", "Llama-2-70b-hf"]),
+    "Llama 3 8B": ("llama3-8b", "Llama 3 8B", ["llama-3-8b", "Meta-Llama-3-8B"]),
+    "Llama 3 70B": ("llama3-70b", "Llama 3 70B", ["llama-3-70b", "Meta-Llama-3-70B"]),
+    "Llama 3.1 405B": ("llama3.1-405b", "Llama 3.1 405B",
+                       ["llama-3.1-405b", "Meta-Llama-3.1-405B", "llama405b"]),
+    "Llama 4 Scout (17B-16E)": ("llama4-scout", "Llama 4 Scout (17B-16E)",
+                                ["llama-4-scout", "Llama-4-Scout-17B-16E", "llama4-e16"]),
+    "Llama 4 Maverick (17B-128E)": ("llama4-maverick", "Llama 4 Maverick (17B-128E)",
+                                    ["llama-4-maverick", "Llama-4-Maverick-17B-128E",
+                                     "llama4-e128"]),
+    "Mixtral 8x7B": ("mixtral-8x7b", "Mixtral 8x7B", ["Mixtral-8x7B-v0.1"]),
+    "Mixtral 8x22B": ("mixtral-8x22b", "Mixtral 8x22B", ["Mixtral-8x22B-v0.1"]),
+    "DeepSeek-V3 (671B)": ("deepseek-v3", "DeepSeek-V3 (671B)", ["deepseek-v3-671b", "dsv3"]),
+    "Kimi K2 (1T)": ("kimi-k2", "Kimi K2 (1T)", ["kimi-k2-base", "moonshot-kimi-k2"]),
+    "Qwen3-30B-A3B": ("qwen3-30b-a3b", "Qwen3-30B-A3B", ["qwen3-30b"]),
+    "Qwen3-235B-A22B": ("qwen3-235b-a22b", "Qwen3-235B-A22B", ["qwen3-235b"]),
+    "GPT-OSS 120B": ("gpt-oss-120b", "GPT-OSS 120B", ["gptoss-120b"]),
+    "GPT-OSS 20B": ("gpt-oss-20b", "GPT-OSS 20B", ["gptoss-20b"]),
+    "Nemotron-4 15B": ("nemotron4-15b", "Nemotron-4 15B", ["nemotron-4-15b"]),
+    "Nemotron-4 340B": ("nemotron4-340b", "Nemotron-4 340B", ["nemotron-4-340b"]),
+    "Nemotron-3 8B": ("nemotron3-8b", "Nemotron-3 8B", ["nemotron-3-8b"]),
+    "Nemotron-3 22B": ("nemotron3-22b", "Nemotron-3 22B", ["nemotron-3-22b"]),
+    "GPT-3 175B": ("gpt3-175b", "GPT-3 175B", ["gpt-3-175b", "gpt3"]),
+    "GPT-3 5B (NVIDIA NeMo variant)": ("gpt3-5b", "GPT-3 5B (NVIDIA NeMo variant)", ["gpt-3-5b"]),
+    "GPT-3 20B (NVIDIA NeMo variant)": ("gpt3-20b", "GPT-3 20B (NVIDIA NeMo variant)",
+                                        ["gpt-3-20b"]),
+    "Grok-1 (314B)": ("grok-1", "Grok-1 (314B)", ["grok1", "grok-1-314b"]),
+}
+
+# Vocabulary of the NeMo GPT-3 variants: the CSV leaves vocab_size empty because GPTConfig has no
+# fixed vocabulary. They are GPT-3 architectures trained with GPT-3's tokenizer (GPT-2 BPE,
+# 50257 tokens, the vocab_size of the GPT-3 175B row); that value is used and flagged in "notes".
+VOCAB_FROM_ROW = {"GPT-3 5B (NVIDIA NeMo variant)": "GPT-3 175B",
+                  "GPT-3 20B (NVIDIA NeMo variant)": "GPT-3 175B"}
+
+
+class Unrecognised(Exception):
+    pass
+
+
+def need(cond, model, column, text):
+    if not cond:
+        raise Unrecognised(f"{model}: cannot interpret {column} = {text!r}")
+
+
+def to_int(s):
+    return int(s.replace(",", "")) if s not in ("", None) else None
+
+
+def params_number(s):
+    """'46.7B' -> 46700000000, '1T' -> 1e12; anything else (e.g. '25% of weights') -> None."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([BT])", s.strip())
+    if not m:
+        return None
+    scale = 10**9 if m.group(2) == "B" else 10**12
+    return int(round(float(m.group(1)) * scale))
+
+
+def context_tokens(s):
+    m = re.fullmatch(r"(\d+)([kKM])", s.strip())
+    if not m:
+        return None
+    return int(m.group(1)) * (1024 if m.group(2) in "kK" else 1024 * 1024)
+
+
+def unm(feature, impact, note):
+    return {"feature": feature, "impact": impact, "note": note}
+
+
+def interpret(row):
+    name = row["model"]
+    out = {}
+    unmodelled = []
+    notes = []
+
+    # --- MLP kind from the activation text ---
+    act = row["activation"]
+    if act.startswith("SwiGLU") or act.startswith("GeGLU"):
+        mlp = "gated"
+    elif "(not gated)" in act:
+        mlp = "plain"
+    else:
+        need(False, name, "activation", act)
+    if act not in ("SwiGLU", "GeLU (not gated)"):
+        unmodelled.append(unm("activation", "none",
+                              f"activation function '{act}'; the matmul count ({mlp} MLP) is "
+                              "modelled, the element-wise function is not"))
+
+    # --- norms ---
+    norm = row["norm_type"]
+    if norm.startswith("RMSNorm"):
+        out_norm = "rmsnorm"
+    elif norm.startswith("LayerNorm"):
+        out_norm = "layernorm"
+    else:
+        need(False, name, "norm_type", norm)
+    norms_per_layer = 4 if "before and after" in norm else 2
+    if "zero-centered gamma" in norm:
+        unmodelled.append(unm("zero_centered_gamma", "none",
+                              "LayerNorm1p (weight stored as gamma-1); same parameters and FLOPs"))
+
+    # --- attention ---
+    variant = row["attention_variant"]
+    kind = "mla" if variant.startswith("MLA") else "gqa"
+    need(kind == "mla" or re.match(r"(MHA|GQA)", variant), name, "attention_variant", variant)
+    heads = to_int(row["num_attention_heads"])
+    kv_heads = to_int(row["num_kv_heads"])
+    att = {"kind": kind, "heads": heads, "kv_heads": kv_heads}
+    if kind == "mla":
+        att["head_dim"] = to_int(row["v_head_dim"])
+        for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                  "v_head_dim"):
+            att[k] = to_int(row[k])
+    else:
+        att["head_dim"] = to_int(row["head_dim"])
+    bias_all = "with bias" in variant or "biases on qkv and out projections" in variant
+    att["qkv_bias"] = bias_all
+    qk = row["qk_norm"]
+    if qk.startswith("none") or qk.startswith("RMSNorm on q/kv low-rank latents"):
+        att["qk_norm"] = False  # MLA latent norms are part of the MLA parameter count
+    elif qk.startswith("QK RMSNorm (per head)"):
+        att["qk_norm"] = True
+    elif qk.startswith("L2 (unscaled RMS) norm"):
+        att["qk_norm"] = False
+        unmodelled.append(unm("qk_l2_norm", "none",
+                              f"{qk}: parameter-free L2 normalisation of q and k"))
+    else:
+        need(False, name, "qk_norm", qk)
+    if "soft-capped" in variant:
+        unmodelled.append(unm("attention_logit_softcap", "none",
+                              "attention logits scaled by 0.0884 and soft-capped with "
+                              "30*tanh(x/30): element-wise"))
+
+    sw = row["sliding_window"]
+    pattern = row["attention_layer_pattern"]
+    if sw.startswith("none"):
+        need(pattern.startswith("all layers") or pattern.startswith("paper: alternating"), name,
+             "attention_layer_pattern", pattern)
+        if pattern.startswith("paper: alternating"):
+            unmodelled.append(unm(
+                "sparse_attention_layers", "none",
+                "the GPT-3 paper alternates dense and locally banded sparse attention layers; "
+                "NVIDIA's NeMo/Megatron GPT-3 benchmarks (the configuration modelled here) use "
+                "dense causal attention in every layer"))
+    else:
+        m = re.match(r"(\d+)", sw)
+        need(m, name, "sliding_window", sw)
+        att["sliding_window"] = int(m.group(1))
+        if "chunked local" in sw:
+            att["window_kind"] = "chunked"
+            need("(i+1)%4==0" in pattern and "NoPE global" in pattern, name,
+                 "attention_layer_pattern", pattern)
+            # layers i with i%4 in {0,1,2} are chunked-local, i%4==3 global.
+            att["window_pattern"], att["window_layers"] = 4, 3
+            unmodelled.append(unm("nope_layers", "none",
+                                  "every 4th layer (the global ones) uses no position encoding "
+                                  "(NoPE); no parameters or FLOPs differ"))
+        else:
+            att["window_kind"] = "sliding"
+            need(pattern.startswith("even layers (i%2==0"), name, "attention_layer_pattern",
+                 pattern)
+            att["window_pattern"], att["window_layers"] = 2, 1
+    if not row["attention_sinks"].startswith("none"):
+        unmodelled.append(unm("attention_sinks", "small",
+                              f"{row['attention_sinks']}: {heads} parameters per layer, one extra "
+                              "softmax term per head"))
+
+    pos = row["position_embedding"]
+    learned_positions = pos.startswith("learned absolute")
+    if not learned_positions:
+        need("RoPE" in pos, name, "position_embedding", pos)
+        unmodelled.append(unm("position_encoding", "none", pos))
+
+    # --- MoE ---
+    experts = to_int(row["num_experts"]) or 0
+    moe = None
+    if experts > 0:
+        freq = to_int(row["moe_layer_freq"]) or 1
+        moe = {
+            "experts": experts,
+            "shared_experts": to_int(row["num_shared_experts"]) or 0,
+            "top_k": to_int(row["top_k"]),
+            "expert_ffn": to_int(row["moe_ffn_hidden_size"]),
+            "shared_expert_ffn": to_int(row["shared_expert_ffn_hidden_size"]) or 0,
+            "first_k_dense": to_int(row["first_k_dense_replace"]) or 0,
+            "layer_freq": freq,
+        }
+        pat = row["moe_layer_pattern"]
+        if freq == 2:
+            need(pat.startswith("MoE on odd layers"), name, "moe_layer_pattern", pat)
+        router = row["router_score_func"]
+        extra = ""
+        if row["router_n_group"]:
+            extra = (f"; group-limited routing n_group {row['router_n_group']}, topk_group "
+                     f"{row['router_topk_group']}, routed_scaling_factor "
+                     f"{row['routed_scaling_factor']}")
+        unmodelled.append(unm("router_scoring", "none",
+                              f"{router}{extra}; routing statistics are modelled in moe/, the "
+                              "router GEMM's parameters are counted"))
+        if "expert bias" in router or "learned expert bias" in router:
+            unmodelled.append(unm("router_expert_bias", "small",
+                                  f"{experts} selection-bias values per MoE layer "
+                                  "(aux-loss-free balancing), not trained by gradient"))
+
+    tied = row["tied_embeddings"]
+    need(tied in ("true", "false"), name, "tied_embeddings", tied)
+
+    vocab = to_int(row["vocab_size"])
+    if vocab is None and name in VOCAB_FROM_ROW:
+        vocab = None  # filled by the caller from the referenced row
+        notes.append(f"vocab_size is empty in the reference CSV (tokenizer-dependent); the GPT-2 "
+                     f"BPE vocabulary of the '{VOCAB_FROM_ROW[name]}' row is used")
+    max_seq = to_int(row["max_position_embeddings"])
+    if max_seq is None:
+        max_seq = context_tokens(row["context_length_published"])
+        need(max_seq, name, "context_length_published", row["context_length_published"])
+        notes.append(f"max_seq_len from context_length_published "
+                     f"'{row['context_length_published']}' (max_position_embeddings not "
+                     "published)")
+
+    if name.startswith("Grok-1"):
+        unmodelled.append(unm("embedding_multipliers", "none",
+                              "embedding_multiplier_scale 78.38 and output_multiplier_scale "
+                              "0.577: scalar multiplies"))
+
+    out.update({
+        "layers": to_int(row["num_layers"]),
+        "hidden": to_int(row["hidden_size"]),
+        "ffn": to_int(row["ffn_hidden_size"]) or 0,
+        "vocab": vocab,
+        "mlp": mlp,
+        "norm": out_norm,
+        "norms_per_layer": norms_per_layer,
+        "linear_bias": bias_all,
+        "tied_embeddings": tied == "true",
+        "learned_positions": learned_positions,
+        "max_seq_len": max_seq,
+        "attention": att,
+    })
+    if moe:
+        out["moe"] = moe
+    return out, unmodelled, notes
+
+
+def build(rows):
+    by_name = {r["model"]: r for r in rows}
+    models = {}
+    seen_alias = {}
+    for row in rows:
+        name = row["model"]
+        if name not in IDS:
+            raise Unrecognised(f"unknown model row {name!r}: add it to IDS")
+        mid, display, extra = IDS[name]
+        body, unmodelled, notes = interpret(row)
+        if body["vocab"] is None:
+            body["vocab"] = to_int(by_name[VOCAB_FROM_ROW[name]]["vocab_size"])
+        aliases = [a.strip() for a in row["perf_summary_model_names"].split(";") if a.strip()]
+        aliases += extra
+        for a in aliases:
+            key = re.sub(r"[-_. ]", "", a.lower())
+            if key in seen_alias and seen_alias[key] != mid:
+                raise Unrecognised(f"alias {a!r} of {mid} collides with {seen_alias[key]}")
+            seen_alias[key] = mid
+        doc = {
+            "id": mid,
+            "display_name": display,
+            "developer": row["developer"],
+            "source": [u.strip() for u in
+                       (row["source_url"] + " ; " + row["source2_url"]).split(" ; ") if u.strip()],
+            "aliases": aliases,
+        }
+        doc.update(body)
+        if row["nemo_perf_vocab_size"]:
+            doc["benchmark_vocab"] = to_int(row["nemo_perf_vocab_size"])
+        doc["mtp_layers"] = to_int(row["mtp_layers"]) or 0
+        total = params_number(row["total_params_published"])
+        active = params_number(row["active_params_published"])
+        if total:
+            doc["published_total_params"] = total
+        if active:
+            doc["published_active_params"] = active
+        elif row["active_params_published"]:
+            notes.append(f"active_params_published '{row['active_params_published']}' is not a "
+                         "number; not stored")
+        doc["unmodelled"] = unmodelled
+        notes.append(row["notes"])
+        doc["notes"] = " | ".join(n for n in notes if n)
+        models[mid] = doc
+    return models
+
+
+def render(doc):
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--csv", default=DEFAULT_CSV)
+    ap.add_argument("--out", default=os.path.join(HERE, "models"))
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    with open(args.csv, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    try:
+        models = build(rows)
+    except Unrecognised as e:
+        print(f"import_models.py: {e}", file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    differ = []
+    for mid in sorted(models):
+        path = os.path.join(args.out, mid + ".json")
+        text = render(models[mid])
+        if args.check:
+            old = open(path, encoding="utf-8").read() if os.path.exists(path) else None
+            if old != text:
+                differ.append(path)
+        else:
+            with open(path, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+    if args.check:
+        extra = sorted(set(os.listdir(args.out)) - {m + ".json" for m in models})
+        for p in differ + extra:
+            print(f"out of date: {p}", file=sys.stderr)
+        return 1 if differ or extra else 0
+    print(f"wrote {len(models)} models to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
