@@ -1,9 +1,11 @@
-// The fleetsim command: run, validate, topo. Exit codes: 0 ok, 2 bad input, 1 internal error.
+// The fleetsim command: run, memory, validate, topo. Exit codes: 0 ok, 2 bad input, 1 internal
+// error.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 
 #include "coll/collective.h"
+#include "compute/compute_model.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "report/report.h"
@@ -21,14 +23,100 @@ std::vector<int> first_ranks(int n) {
   return r;
 }
 
+void print_memory(const MemoryBreakdown& m) {
+  auto gib = [](int64_t b) { return static_cast<double>(b) / (1024.0 * 1024 * 1024); };
+  std::printf("memory per GPU (stage %d, %d layers, %d micro-batches in flight):\n", m.stage,
+              m.layers_on_stage, m.in_flight_microbatches);
+  std::printf("  weights          %9.2f GiB\n", gib(m.weights));
+  std::printf("  gradients        %9.2f GiB\n", gib(m.gradients));
+  std::printf("  optimizer (m, v) %9.2f GiB\n", gib(m.optimizer));
+  std::printf("  master weights   %9.2f GiB\n", gib(m.master_weights));
+  std::printf("  activations      %9.2f GiB\n", gib(m.activations));
+  std::printf("  comm buffers     %9.2f GiB\n", gib(m.comm_buffers));
+  std::printf("  total            %9.2f GiB of %.2f GiB HBM: %s\n", gib(m.total), gib(m.capacity),
+              m.fits ? "fits" : "DOES NOT FIT");
+}
+
+int run_training(const Scenario& s, const Topology& topo, const std::string& out_dir,
+                 const std::string& trace_path) {
+  const TrainingWorkload& w = *s.training;
+  const ComputeModel compute = ComputeModel::load(s.system.gpu, default_data_dir());
+  StepInput in;
+  in.model = w.model;
+  in.par = w.par;
+  in.fw = w.fw;
+  in.symmetry = w.symmetry;
+  in.seed = s.seed;
+  in.want_trace = !trace_path.empty();
+  const StepResult r = simulate_step(in, topo, s.collective_params, compute);
+  const ParallelConfig& p = w.par;
+  std::printf("# fleetsim %s: %s on %d GPUs (%d × %s)\n", s.name.c_str(),
+              w.model.display_name.c_str(), w.gpus, s.count, s.system.name.c_str());
+  std::printf(
+      "# tp %d pp %d cp %d dp %d vp %d ep %d etp %d; batch %d × %d tokens, micro-batch "
+      "%d (%d per pipeline); %s, recompute %s, %s schedule\n",
+      p.tp, p.pp, p.cp, p.dp, p.vp, p.ep, p.etp, p.global_batch, p.seq_len, p.micro_batch,
+      r.micro_batches, to_string(p.precision), to_string(p.recompute), to_string(p.schedule()));
+  std::printf("# simulated: %s, %d TP units, %llu events\n\n", r.mode.c_str(), r.units_simulated,
+              static_cast<unsigned long long>(r.events));
+  std::printf("step time          %10.3f s\n", r.step_time_s);
+  std::printf("throughput         %10.1f tokens/s/GPU\n", r.tokens_per_s_per_gpu);
+  std::printf("model TFLOP/s/GPU  %10.1f\n", r.model_tflops_per_gpu);
+  std::printf("MFU                %10.1f %% of %.0f dense BF16 TFLOP/s\n\n", r.mfu * 100,
+              r.peak_tflops);
+  const TimeBreakdown& b = r.breakdown;
+  auto row = [&](const char* name, double v) {
+    std::printf("  %-22s %9.3f s %6.1f %%\n", name, v,
+                r.step_time_s > 0 ? v / r.step_time_s * 100 : 0);
+  };
+  std::printf("breakdown (critical rank):\n");
+  row("compute", b.compute);
+  row("TP exposed", b.tp_exposed);
+  row("CP exposed", b.cp_exposed);
+  row("EP exposed", b.ep_exposed);
+  row("PP transfers", b.pp_exposed);
+  row("pipeline bubble", b.bubble);
+  row("DP exposed", b.dp_exposed);
+  row("optimizer", b.optimizer);
+  std::printf("  (closed-form bubble fraction (pp-1)/(vp·m) = %.3f)\n\n",
+              r.bubble_fraction_closed_form);
+  print_memory(r.memory);
+  for (const auto& wmsg : r.warnings)
+    std::printf("warning: %s\n", wmsg.c_str());
+  const std::string report = out_dir + "/report.json";
+  write_file_atomic(report, training_report_json(s, topo, r));
+  std::printf("# report: %s\n", report.c_str());
+  if (!trace_path.empty()) {
+    write_file_atomic(trace_path, chrome_trace_json(s, r));
+    std::printf("# trace: %s (open in https://ui.perfetto.dev)\n", trace_path.c_str());
+  }
+  return 0;
+}
+
+int cmd_memory(const std::string& path, int max_gpus, bool as_json) {
+  LoadOptions opt;
+  opt.max_gpus = max_gpus;
+  const Scenario s = load_scenario(path, opt);
+  if (!s.training) throw InputError(path, "/workload/type", "memory needs a training workload");
+  const MemoryBreakdown m =
+      estimate_memory(s.training->model, s.training->par, s.system.gpu.hbm.count());
+  if (as_json) {
+    std::fputs(memory_json(m).c_str(), stdout);
+  } else {
+    print_memory(m);
+  }
+  return 0;
+}
+
 int cmd_run(const std::string& path, std::string out_dir, std::optional<uint64_t> seed,
-            int max_gpus) {
+            int max_gpus, const std::string& trace_path) {
   LoadOptions opt;
   opt.max_gpus = max_gpus;
   Scenario s = load_scenario(path, opt);
   if (seed) s.seed = *seed;
   const Topology topo(s.system, s.fabric, s.nodes);
   if (out_dir.empty()) out_dir = "out/" + s.name;
+  if (s.training) return run_training(s, topo, out_dir, trace_path);
   const CollectiveWorkload& w = *s.collective;
   const int n = w.group_gpus > 0 ? w.group_gpus : topo.gpus();
   const auto ranks = first_ranks(n);
@@ -112,6 +200,17 @@ int main(int argc, char** argv) {
   run->add_option("--seed", seed, "Override the scenario's seed");
   run->add_option("--max-gpus", max_gpus, "Refuse clusters larger than this")
       ->check(CLI::PositiveNumber);
+  std::string trace_path;
+  run->add_option("--trace", trace_path,
+                  "Write a Chrome-trace JSON of the step (training scenarios; open in Perfetto)");
+
+  auto* mem = app.add_subcommand(
+      "memory", "Print the per-GPU memory breakdown of a training scenario (no simulation)");
+  bool mem_json = false;
+  mem->add_option("scenario", scenario, "Scenario JSON file")->required();
+  mem->add_option("--max-gpus", max_gpus, "Refuse clusters larger than this")
+      ->check(CLI::PositiveNumber);
+  mem->add_flag("--json", mem_json, "Print the breakdown as JSON on stdout");
 
   auto* val =
       app.add_subcommand("validate", "Compare simulated with measured rows of a reference CSV");
@@ -141,7 +240,8 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
-    if (run->parsed()) return cmd_run(scenario, out_dir, seed, max_gpus);
+    if (run->parsed()) return cmd_run(scenario, out_dir, seed, max_gpus, trace_path);
+    if (mem->parsed()) return cmd_memory(scenario, max_gpus, mem_json);
     if (val->parsed()) return cmd_validate(reference, as_json);
     if (show->parsed()) return cmd_topo(system, count, dot);
   } catch (const InputError& e) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -98,6 +99,133 @@ std::string validation_json(const ValidationReport& rep) {
   j["n_small"] = rep.n_small;
   j["n_skipped"] = rep.n_skipped;
   return j.dump(2) + "\n";
+}
+
+namespace {
+ojson memory_obj(const MemoryBreakdown& m) {
+  auto gib = [](int64_t b) { return fixed(static_cast<double>(b) / (1024.0 * 1024 * 1024), 4); };
+  return {{"weights_gib", gib(m.weights)},
+          {"gradients_gib", gib(m.gradients)},
+          {"optimizer_gib", gib(m.optimizer)},
+          {"master_weights_gib", gib(m.master_weights)},
+          {"activations_gib", gib(m.activations)},
+          {"comm_buffers_gib", gib(m.comm_buffers)},
+          {"total_gib", gib(m.total)},
+          {"capacity_gib", gib(m.capacity)},
+          {"fits", m.fits},
+          {"stage", m.stage},
+          {"layers_on_stage", m.layers_on_stage},
+          {"in_flight_microbatches", m.in_flight_microbatches},
+          {"params_on_rank", m.params_on_rank}};
+}
+}  // namespace
+
+std::string memory_json(const MemoryBreakdown& m) {
+  return memory_obj(m).dump(2) + "\n";
+}
+
+std::string training_report_json(const Scenario& s, const Topology& topo, const StepResult& r) {
+  const TrainingWorkload& w = *s.training;
+  const ParallelConfig& p = w.par;
+  ojson j;
+  j["fleetsim_report_version"] = 1;
+  j["scenario"] = {{"name", s.name}, {"file", s.file}, {"seed", s.seed}};
+  j["cluster"] = {{"system", s.system.name},
+                  {"count", s.count},
+                  {"unit", s.system.unit_name},
+                  {"nodes", topo.nodes()},
+                  {"gpus", topo.gpus()},
+                  {"gpus_used", w.gpus},
+                  {"nvlink_domains", topo.domains()},
+                  {"gpus_per_domain", topo.gpus_per_domain()}};
+  j["workload"] = {{"type", "training"},
+                   {"model", w.model.name},
+                   {"model_ref", w.model_ref},
+                   {"parameters", total_params(w.model)},
+                   {"active_parameters", active_params(w.model)},
+                   {"tp", p.tp},
+                   {"pp", p.pp},
+                   {"cp", p.cp},
+                   {"dp", p.dp},
+                   {"vp", p.vp},
+                   {"ep", p.ep},
+                   {"etp", p.etp},
+                   {"sequence_parallel", p.sequence_parallel},
+                   {"distributed_optimizer", p.distributed_optimizer},
+                   {"fsdp", p.fsdp},
+                   {"global_batch", p.global_batch},
+                   {"micro_batch", p.micro_batch},
+                   {"seq_len", p.seq_len},
+                   {"micro_batches", r.micro_batches},
+                   {"schedule", to_string(p.schedule())},
+                   {"recompute", to_string(p.recompute)},
+                   {"precision", to_string(p.precision)}};
+  j["simulation"] = {
+      {"mode", r.mode}, {"units_simulated", r.units_simulated}, {"events", r.events}};
+  j["step_time_s"] = fixed(r.step_time_s, 6);
+  j["tokens_per_s_per_gpu"] = fixed(r.tokens_per_s_per_gpu, 2);
+  j["model_tflops_per_gpu"] = fixed(r.model_tflops_per_gpu, 2);
+  j["mfu"] = fixed(r.mfu, 4);
+  j["peak_bf16_tflops"] = fixed(r.peak_tflops, 1);
+  const TimeBreakdown& b = r.breakdown;
+  j["breakdown_s"] = {
+      {"compute", fixed(b.compute, 6)},       {"tp_exposed", fixed(b.tp_exposed, 6)},
+      {"cp_exposed", fixed(b.cp_exposed, 6)}, {"ep_exposed", fixed(b.ep_exposed, 6)},
+      {"pp_exposed", fixed(b.pp_exposed, 6)}, {"dp_exposed", fixed(b.dp_exposed, 6)},
+      {"bubble", fixed(b.bubble, 6)},         {"optimizer", fixed(b.optimizer, 6)}};
+  j["bubble_fraction_closed_form"] = fixed(r.bubble_fraction_closed_form, 4);
+  ojson coll = ojson::object();
+  for (const auto& [k, v] : r.collective_time_s)
+    coll[k] = fixed(v, 6);
+  j["collective_time_s"] = coll;
+  j["memory"] = memory_obj(r.memory);
+  ojson links = ojson::array();
+  for (const auto& l : r.top_links)
+    links.push_back(
+        {{"link", l.name}, {"utilization", fixed(l.utilization, 4)}, {"bytes", fixed(l.bytes, 0)}});
+  j["use"] = {{"gpu_busy_fraction", fixed(r.gpu_busy_fraction, 4)},
+              {"gpu_useful_tflops_when_busy", fixed(r.gpu_useful_tflops, 2)},
+              {"top_links", links}};
+  j["compute_sources"] = r.compute_sources;
+  j["warnings"] = r.warnings;
+  return j.dump(2) + "\n";
+}
+
+std::string chrome_trace_json(const Scenario& s, const StepResult& r) {
+  // Written by hand (not through nlohmann) so a trace with millions of events streams fast.
+  std::string out = "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"scenario\":";
+  out += ojson(s.name).dump();
+  out += "},\"traceEvents\":[\n";
+  bool first = true;
+  std::map<int, bool> named;
+  char buf[512];
+  auto tid = [](const char* stream) {
+    return std::string(stream) == "compute" ? 1 : std::string(stream) == "dp" ? 2 : 3;
+  };
+  for (const TraceEvent& e : r.trace) {
+    if (!named.count(e.rank)) {
+      named[e.rank] = true;
+      std::snprintf(buf, sizeof buf,
+                    "%s{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":"
+                    "\"ranks %d-%d\"}}",
+                    first ? "" : ",\n", e.rank, e.rank, e.rank + e.tp - 1);
+      out += buf;
+      first = false;
+      for (const char* st : {"compute", "dp", "pp"}) {
+        std::snprintf(buf, sizeof buf,
+                      ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\","
+                      "\"args\":{\"name\":\"%s\"}}",
+                      e.rank, tid(st), st);
+        out += buf;
+      }
+    }
+    std::snprintf(buf, sizeof buf,
+                  ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"name\":%s,\"ts\":%.3f,\"dur\":%.3f}",
+                  e.rank, tid(e.stream), ojson(e.name).dump().c_str(), e.start_us, e.dur_us);
+    out += buf;
+  }
+  out += "\n]}\n";
+  return out;
 }
 
 void write_file_atomic(const std::string& path, const std::string& content) {

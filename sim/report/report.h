@@ -10,12 +10,18 @@
 #include "scenario/scenario.h"
 #include "topo/topology.h"
 #include "validate/validate.h"
+#include "workload/step.h"
 
 namespace fleetsim {
 
 std::string collective_report_json(const Scenario& s, const Topology& topo,
                                    const std::vector<CollectiveResult>& results);
 std::string validation_json(const ValidationReport& rep);
+std::string training_report_json(const Scenario& s, const Topology& topo, const StepResult& r);
+// Chrome trace-event JSON (opens in Perfetto / chrome://tracing): one process per TP unit
+// (named by its GPU ranks), one thread per stream.
+std::string chrome_trace_json(const Scenario& s, const StepResult& r);
+std::string memory_json(const MemoryBreakdown& m);
 
 // Writes via a temporary file and rename, so a killed run never leaves a truncated report.
 void write_file_atomic(const std::string& path, const std::string& content);

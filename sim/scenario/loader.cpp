@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "scenario/json_reader.h"
+#include "scenario/model_loader.h"
 #include "scenario/scenario.h"
 
 namespace fleetsim {
@@ -36,6 +37,17 @@ const std::vector<std::string> kFabricOverrideKeys = {"tiers",
                                                       "protocol_efficiency"};
 const std::vector<std::string> kCollectiveWorkloadKeys = {"type",  "operation", "sizes",
                                                           "group", "algorithm", "dtype"};
+const std::vector<std::string> kTrainingWorkloadKeys = {"type",        "model",     "gpus",
+                                                        "parallelism", "batch",     "recompute",
+                                                        "precision",   "framework", "symmetry"};
+const std::vector<std::string> kParallelismKeys = {
+    "tp",  "pp", "cp", "dp", "vp", "ep", "etp", "sequence_parallel", "distributed_optimizer",
+    "fsdp"};
+const std::vector<std::string> kBatchKeys = {"global", "micro", "seq_len"};
+const std::vector<std::string> kRecomputeKeys = {"mode", "layers"};
+const std::vector<std::string> kFrameworkKeys = {"tp_comm_overlap", "overlap_grad_reduce",
+                                                 "overlap_param_gather", "bucket_params",
+                                                 "kernel_gap"};
 const std::vector<std::string> kSizeRangeKeys = {"min", "max", "factor"};
 const std::vector<std::string> kGroupKeys = {"gpus"};
 
@@ -323,6 +335,80 @@ CollectiveParams load_collective_params(const SystemSpec& system, const std::str
   return p;
 }
 
+TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec& system,
+                               const std::string& data_dir) {
+  TrainingWorkload t;
+  const json& mj = w.get("model");
+  if (mj.is_string()) {
+    t.model_ref = mj.get<std::string>();
+    try {
+      t.model = load_model(t.model_ref, data_dir);
+    } catch (const InputError& e) {
+      throw InputError(w.file(), w.at("model"), e.message());
+    }
+  } else if (mj.is_object()) {
+    t.model_ref = "inline";
+    t.model = parse_model_text(mj.dump(), w.file(), w.at("model"));
+  } else {
+    w.fail(w.at("model"),
+           std::string("expected a model name or a model object, got ") + type_name(mj));
+  }
+  t.gpus = w.has("gpus") ? static_cast<int>(w.integer("gpus", 1, cluster_gpus)) : cluster_gpus;
+  ParallelConfig& p = t.par;
+  const Obj par = w.object("parallelism", kParallelismKeys);
+  auto deg = [&](const char* k, int dflt) {
+    return par.has(k) ? static_cast<int>(par.integer(k, 1, 1 << 20)) : dflt;
+  };
+  p.tp = deg("tp", 1);
+  p.pp = deg("pp", 1);
+  p.cp = deg("cp", 1);
+  p.vp = deg("vp", 1);
+  p.ep = deg("ep", 1);
+  p.etp = deg("etp", 1);
+  const int64_t denom = int64_t{p.tp} * p.pp * p.cp;
+  p.dp = static_cast<int>(t.gpus / denom);
+  if (t.gpus % denom != 0) {
+    par.fail(par.ptr(), "tp·pp·cp = " + std::to_string(denom) + " must divide the " +
+                            std::to_string(t.gpus) + " GPUs used");
+  }
+  if (par.has("dp") && par.integer("dp", 1, 1 << 20) != p.dp) {
+    par.fail(par.at("dp"), "dp must equal GPUs / (tp·pp·cp) = " + std::to_string(p.dp) + ", got " +
+                               std::to_string(par.integer("dp", 1, 1 << 20)));
+  }
+  if (par.has("sequence_parallel")) p.sequence_parallel = par.boolean("sequence_parallel");
+  if (par.has("distributed_optimizer"))
+    p.distributed_optimizer = par.boolean("distributed_optimizer");
+  if (par.has("fsdp")) p.fsdp = par.boolean("fsdp");
+  const Obj batch = w.object("batch", kBatchKeys);
+  p.global_batch = static_cast<int>(batch.integer("global", 1, 1 << 24));
+  p.micro_batch = batch.has("micro") ? static_cast<int>(batch.integer("micro", 1, 1 << 16)) : 1;
+  p.seq_len = static_cast<int>(batch.integer("seq_len", 1, 1 << 24));
+  if (w.has("recompute")) {
+    const Obj r = w.object("recompute", kRecomputeKeys);
+    parse_recompute(r.choice("mode", {"none", "selective", "full"}), &p.recompute);
+    if (r.has("layers")) p.recompute_layers = static_cast<int>(r.integer("layers", 0, 1 << 16));
+  }
+  if (w.has("precision")) {
+    parse_precision(
+        w.choice("precision", {"bf16", "fp8_ds", "fp8_cs", "fp8_blk", "mxfp8", "nvfp4"}),
+        &p.precision);
+  }
+  if (w.has("framework")) {
+    const Obj f = w.object("framework", kFrameworkKeys);
+    if (f.has("tp_comm_overlap")) t.fw.tp_comm_overlap = f.boolean("tp_comm_overlap");
+    if (f.has("overlap_grad_reduce")) t.fw.overlap_grad_reduce = f.boolean("overlap_grad_reduce");
+    if (f.has("overlap_param_gather"))
+      t.fw.overlap_param_gather = f.boolean("overlap_param_gather");
+    if (f.has("bucket_params"))
+      t.fw.bucket_params = f.integer("bucket_params", 1, int64_t{1} << 40);
+    if (f.has("kernel_gap")) t.fw.kernel_gap = f.time("kernel_gap");
+  }
+  if (w.has("symmetry")) t.symmetry = w.boolean("symmetry");
+  const int per_domain = system.node.gpus * system.scale_up.domain_nodes;
+  check_parallel_config(t.model, p, t.gpus, per_domain, w.file(), w.ptr());
+  return t;
+}
+
 Scenario parse_scenario(const std::string& text, const std::string& file,
                         const LoadOptions& options) {
   const std::string data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
@@ -362,9 +448,18 @@ Scenario parse_scenario(const std::string& text, const std::string& file,
   if (cluster.has("fabric"))
     s.fabric = read_fabric(cluster.object("fabric", kFabricOverrideKeys), s.fabric, false);
 
-  const Obj workload = root.object("workload", kCollectiveWorkloadKeys);
-  const std::string type = workload.choice("type", {"collective"});
+  const json& wj = root.get("workload");
+  if (!wj.is_object())
+    root.fail("/workload", std::string("expected an object, got ") + type_name(wj));
+  if (!wj.contains("type")) root.fail("/workload/type", "missing required key 'type'");
+  const bool training = wj["type"].is_string() && wj["type"].get<std::string>() == "training";
+  const Obj workload =
+      root.object("workload", training ? kTrainingWorkloadKeys : kCollectiveWorkloadKeys);
+  const std::string type = workload.choice("type", {"collective", "training"});
   if (type == "collective") s.collective = read_collective(workload, static_cast<int>(gpus));
+  if (type == "training") {
+    s.training = read_training(workload, static_cast<int>(gpus), s.system, data_dir);
+  }
   s.collective_params = load_collective_params(s.system, data_dir);
   return s;
 }
@@ -378,6 +473,11 @@ std::map<std::string, std::vector<std::string>> scenario_keys() {
           {"/cluster", kClusterKeys},
           {"/cluster/fabric", kFabricOverrideKeys},
           {"/workload", kCollectiveWorkloadKeys},
+          {"/workload#training", kTrainingWorkloadKeys},
+          {"/workload#training/parallelism", kParallelismKeys},
+          {"/workload#training/batch", kBatchKeys},
+          {"/workload#training/recompute", kRecomputeKeys},
+          {"/workload#training/framework", kFrameworkKeys},
           {"/workload/sizes", kSizeRangeKeys},
           {"/workload/group", kGroupKeys}};
 }

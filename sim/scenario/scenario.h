@@ -12,6 +12,9 @@
 
 #include "coll/collective.h"
 #include "topo/system.h"
+#include "workload/model.h"
+#include "workload/parallel.h"
+#include "workload/step.h"
 
 namespace fleetsim {
 
@@ -22,6 +25,15 @@ struct CollectiveWorkload {
   Algorithm algorithm = Algorithm::kAuto;
   std::string dtype = "bf16";
   int dtype_bytes = 2;
+};
+
+struct TrainingWorkload {
+  ModelSpec model;
+  std::string model_ref;  // the name given, or "inline"
+  ParallelConfig par;
+  FrameworkOptions fw;
+  int gpus = 0;  // GPUs used (0 = every GPU of the cluster)
+  bool symmetry = false;
 };
 
 struct Scenario {
@@ -36,6 +48,7 @@ struct Scenario {
   FabricSpec fabric;  // system defaults with the scenario's overrides applied
   CollectiveParams collective_params;
   std::optional<CollectiveWorkload> collective;
+  std::optional<TrainingWorkload> training;
 };
 
 struct LoadOptions {
@@ -58,7 +71,8 @@ std::vector<std::string> known_systems(const std::string& data_dir);
 // Collective calibration for a system (calibration/collectives.json).
 CollectiveParams load_collective_params(const SystemSpec& system, const std::string& data_dir);
 
-// Keys the scenario loader accepts, by JSON pointer pattern ("" = top level). The JSON Schema in
+// Keys the scenario loader accepts, by JSON pointer pattern ("" = top level; "/workload#training"
+// is the workload object when its type is "training"). The JSON Schema in
 // scenarios/schema/ must list the same keys (a test checks it).
 std::map<std::string, std::vector<std::string>> scenario_keys();
 
