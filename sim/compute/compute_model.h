@@ -37,15 +37,17 @@ struct AttentionShape {
 
 class ComputeModel {
  public:
-  // Loads calibration/kernels/ tables for `gpu` (GpuSpec::model: B200, GB200, H100, H200, ...)
-  // from `data_dir` and fits the efficiency curves.
+  // Loads <data_dir>/calibration/kernels/{gemm,grouped_gemm,attention,memory}.csv for `gpu`
+  // (GpuSpec::model: B200, GB200, H100, H200, ...; data_dir = the directory holding topologies/
+  // and calibration/) and fits the efficiency curves. Throws InputError naming the file and line
+  // on malformed tables. All query functions are const, allocation-free and O(table rows) at
+  // worst (attention), O(1) for GEMM and memory-bound kernels.
   static ComputeModel load(const GpuSpec& gpu, const std::string& data_dir);
 
   // C[m×n] = A[m×k]·B[k×n], `batch` independent GEMMs of that shape.
   Time gemm(int64_t m, int64_t n, int64_t k, DType dtype, int64_t batch = 1) const;
   // Grouped GEMM (MoE experts): `groups` GEMMs of m_per_group × n × k in one kernel.
-  Time grouped_gemm(int64_t groups, int64_t m_per_group, int64_t n, int64_t k,
-                    DType dtype) const;
+  Time grouped_gemm(int64_t groups, int64_t m_per_group, int64_t n, int64_t k, DType dtype) const;
   // Fused attention (flash / cuDNN SDPA) forward or backward.
   Time attention(const AttentionShape& s, bool backward, DType dtype) const;
   // A memory-bound kernel moving `bytes` (reads + writes) through HBM at achieved bandwidth.
@@ -58,6 +60,18 @@ class ComputeModel {
   // Where the timings come from (table files and their source URLs) and fallbacks taken.
   const std::vector<std::string>& sources() const { return sources_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
+
+  // Quality of each fitted curve on the rows it was fitted to (mean absolute % error).
+  struct FitReport {
+    std::string table;  // e.g. "gemm B200 bf16 (xla)", "attention GB200 bf16 fwd (cudnn)"
+    int rows = 0;
+    double mape_percent = 0;
+  };
+  const std::vector<FitReport>& fit_reports() const;
+  // Measured (or, for the fallback, datasheet-derived) HBM bandwidth used by memory_bound() and
+  // its per-kernel floor.
+  double hbm_bandwidth_gbps() const;
+  Time kernel_floor() const;
 
   // Implementation state (tables, fitted coefficients) lives behind this pointer so that Eigen
   // stays inside sim/compute.

@@ -1,0 +1,787 @@
+// Kernel-time model: GEMM (interpolated XLA per-shape grids + fitted roofline-like curve),
+// grouped GEMM, fused attention (cuDNN tables, logit-linear efficiency fit + Shepard residual
+// correction), memory-bound kernels and quantization casts. Which table serves which GPU, and
+// every fallback, is documented in calibration/KERNELS.md.
+#include "compute/compute_model.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <utility>
+
+#include "compute/fit.h"
+#include "compute/tables.h"
+#include "core/error.h"
+
+namespace fleetsim {
+
+using compute_internal::KernelRow;
+using compute_internal::read_kernel_table;
+
+namespace {
+
+constexpr int kNumDTypes = 5;
+int di(DType d) {
+  return static_cast<int>(d);
+}
+
+// SM counts of the GPUs the XLA grids were measured on (hardware-specs.md §4: B200 148 [AO-4002],
+// H100 132 [MLE-ACC]); used by the wave term of the GEMM curve.
+int table_sm_count(const std::string& table_gpu) {
+  return table_gpu == "H100" ? 132 : 148;
+}
+
+// Default efficiencies for a GPU without any table (documented in KERNELS.md): GEMM 0.70 (best-
+// shape MAMF / peak is 0.73-0.80 on H100/B200/GB200, XLA 4096^3 0.63-0.79); attention 0.50
+// (cuDNN long-sequence bf16 fwd 0.65, bwd 0.49 of peak on GB200); HBM 0.80 of datasheet
+// (GB200 RMSNorm 6.42 of 8 TB/s); kernel floor 3 us (smallest measured norm kernels).
+constexpr double kDefaultGemmEff = 0.70;
+constexpr double kDefaultAttnEff = 0.50;
+constexpr double kDefaultHbmFraction = 0.80;
+constexpr double kDefaultFloorUs = 3.0;
+
+// Which GPU's GEMM grid serves `model` (the GB200 / GB300 / B300 use the sm_100 B200 grid;
+// H200 the sm_90 H100 grid).
+std::string gemm_table_gpu(const std::string& model) {
+  if (model == "B200" || model == "GB200" || model == "B300" || model == "GB300") return "B200";
+  if (model == "H100" || model == "H200") return "H100";
+  return "";
+}
+
+// Siblings to borrow attention / memory rows from when `model` has none (same die family).
+std::vector<std::string> siblings(const std::string& model) {
+  if (model == "B200") return {"GB200"};
+  if (model == "GB200") return {"B200"};
+  if (model == "B300") return {"GB300", "GB200"};
+  if (model == "GB300") return {"GB200"};
+  if (model == "H100") return {"H200"};
+  if (model == "H200") return {"H100"};
+  return {};
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+std::string fmt(double v, int prec = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+  return buf;
+}
+
+// 4-D grid over log2(batch, m, n, k) of ln(time_us), plus the fitted curve used outside it.
+struct GemmGrid {
+  bool ok = false;
+  std::array<std::vector<double>, 4> axes;  // log2 values, ascending
+  std::vector<double> log_t;
+  GemmCurve curve;
+  double mape = 0;
+  int rows = 0;
+
+  size_t index(const std::array<size_t, 4>& i) const {
+    return ((i[0] * axes[1].size() + i[1]) * axes[2].size() + i[2]) * axes[3].size() + i[3];
+  }
+
+  // Multilinear interpolation of ln t at x (clamped into the box); returns the clamp distance.
+  double interp(std::array<double, 4> x, double* dist) const {
+    std::array<size_t, 4> lo{};
+    std::array<double, 4> f{};
+    double d = 0;
+    for (size_t a = 0; a < 4; ++a) {
+      const auto& ax = axes[a];
+      const double xc = std::clamp(x[a], ax.front(), ax.back());
+      d += std::abs(x[a] - xc);
+      x[a] = xc;
+      size_t i = 0;
+      while (i + 2 < ax.size() && x[a] > ax[i + 1])
+        ++i;
+      lo[a] = i;
+      f[a] = ax.size() < 2 ? 0.0 : (x[a] - ax[i]) / (ax[i + 1] - ax[i]);
+    }
+    double acc = 0;
+    for (int corner = 0; corner < 16; ++corner) {
+      double w = 1;
+      std::array<size_t, 4> idx{};
+      for (size_t a = 0; a < 4; ++a) {
+        const bool hi = (corner >> a) & 1;
+        if (hi && axes[a].size() < 2) {
+          w = 0;
+          break;
+        }
+        idx[a] = lo[a] + (hi ? 1 : 0);
+        w *= hi ? f[a] : 1.0 - f[a];
+      }
+      if (w != 0) acc += w * log_t[index(idx)];
+    }
+    *dist = d;
+    return acc;
+  }
+
+  // Inside the measured box: the interpolated table. Outside: the fitted curve, anchored to the
+  // table at the nearest box point with a correction that fades with the log2 distance d.
+  double time_us(double m, double n, double k, double b) const {
+    const std::array<double, 4> x = {std::log2(b), std::log2(m), std::log2(n), std::log2(k)};
+    double d = 0;
+    const double lt = interp(x, &d);
+    if (d == 0) return std::exp(lt);
+    const double bc = std::exp2(std::clamp(x[0], axes[0].front(), axes[0].back()));
+    const double mc = std::exp2(std::clamp(x[1], axes[1].front(), axes[1].back()));
+    const double nc = std::exp2(std::clamp(x[2], axes[2].front(), axes[2].back()));
+    const double kc = std::exp2(std::clamp(x[3], axes[3].front(), axes[3].back()));
+    const double at_edge = std::max(1e-3, curve.time_us(mc, nc, kc, bc));
+    const double corr = lt - std::log(at_edge);
+    return std::max(1e-3, curve.time_us(m, n, k, b)) * std::exp(corr / (1.0 + d));
+  }
+};
+
+GemmGrid build_grid(const std::vector<KernelRow>& rows, const std::string& gpu,
+                    const std::string& dtype, const std::string& file) {
+  GemmGrid g;
+  std::vector<const KernelRow*> sel;
+  for (const auto& r : rows)
+    if (r.gpu == gpu && r.dtype == dtype && r.impl == "xla") sel.push_back(&r);
+  if (sel.empty()) return g;
+  std::array<std::vector<double>, 4> vals;
+  for (const KernelRow* r : sel) {
+    const double v[4] = {std::max(1.0, r->batch), r->m, r->n, r->k};
+    for (int a = 0; a < 4; ++a) {
+      if (v[a] <= 0)
+        throw InputError(file, "line " + std::to_string(r->line),
+                         "expected positive batch, m, n, k for an xla GEMM row");
+      vals[a].push_back(std::log2(v[a]));
+    }
+  }
+  for (int a = 0; a < 4; ++a) {
+    std::sort(vals[a].begin(), vals[a].end());
+    vals[a].erase(std::unique(vals[a].begin(), vals[a].end()), vals[a].end());
+    g.axes[a] = vals[a];
+  }
+  const size_t total = g.axes[0].size() * g.axes[1].size() * g.axes[2].size() * g.axes[3].size();
+  g.log_t.assign(total, std::nan(""));
+  std::vector<GemmSample> samples;
+  for (const KernelRow* r : sel) {
+    std::array<size_t, 4> idx{};
+    const double v[4] = {std::log2(std::max(1.0, r->batch)), std::log2(r->m), std::log2(r->n),
+                         std::log2(r->k)};
+    for (int a = 0; a < 4; ++a)
+      idx[a] = static_cast<size_t>(std::lower_bound(g.axes[a].begin(), g.axes[a].end(), v[a]) -
+                                   g.axes[a].begin());
+    if (!std::isnan(g.log_t[g.index(idx)]))
+      throw InputError(file, "line " + std::to_string(r->line),
+                       "duplicate xla GEMM shape for " + gpu + " " + dtype);
+    g.log_t[g.index(idx)] = std::log(r->time_us);
+    samples.push_back({r->m, r->n, r->k, std::max(1.0, r->batch), r->time_us});
+  }
+  for (double v : g.log_t)
+    if (std::isnan(v))
+      throw InputError(file, "gpu " + gpu + " dtype " + dtype,
+                       "xla GEMM rows must form a full grid over batch x m x n x k; " +
+                           std::to_string(sel.size()) + " rows for " + std::to_string(total) +
+                           " grid points");
+  g.curve = fit_gemm_curve(samples, table_sm_count(gpu));
+  g.mape = gemm_curve_mape(g.curve, samples);
+  g.rows = static_cast<int>(samples.size());
+  g.ok = true;
+  return g;
+}
+
+// Attention: logit(achieved / ceiling) = c · [1, ln L, ln(b·h·s_q), ln(d_qk + d_v), causal],
+// L = query-key pairs per query row; Shepard-weighted log residuals of the measured rows make
+// the model exact at measured shapes and fade back to the fit away from them.
+struct AttnPoint {
+  std::array<double, 5> z;
+  double resid;
+};
+struct AttnSet {
+  bool ok = false;
+  std::vector<double> coef;
+  double ceiling_tflops = 0;
+  std::vector<AttnPoint> points;
+  double mape = 0;
+};
+
+double attn_pairs(double s_q, double s_kv, bool causal, double window) {
+  if (causal) {
+    if (window > 0 && window < s_kv) return s_q * window - window * window / 2.0;
+    return s_q * s_kv / 2.0;
+  }
+  if (window > 0 && window < s_kv) return s_q * window;
+  return s_q * s_kv;
+}
+
+std::array<double, 5> attn_features(double b, double h, double s_q, double pairs, double d_sum,
+                                    bool causal) {
+  return {1.0, std::log(std::max(1.0, pairs / s_q)), std::log(b * h * s_q), std::log(d_sum),
+          causal ? 1.0 : 0.0};
+}
+
+std::array<double, 5> attn_z(double b, double h, double kvh, double s_q, double pairs, double d_sum,
+                             bool causal) {
+  return {std::log2(std::max(1.0, pairs / s_q)), std::log2(b * h * s_q), std::log2(d_sum),
+          causal ? 2.0 : 0.0, std::log2(std::max(1.0, h / std::max(1.0, kvh)))};
+}
+
+double sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
+
+double attn_fit_tflops(const AttnSet& s, const std::array<double, 5>& f) {
+  double y = 0;
+  for (size_t j = 0; j < s.coef.size(); ++j)
+    y += s.coef[j] * f[j];
+  return s.ceiling_tflops * sigmoid(y);
+}
+
+double shepard(const AttnSet& s, const std::array<double, 5>& z) {
+  constexpr double kPriorWeight = 1.0;  // equal to one point at 1 octave
+  double wsum = 0, acc = 0, exact_sum = 0;
+  int exact = 0;
+  for (const AttnPoint& p : s.points) {
+    double d2 = 0;
+    for (size_t j = 0; j < z.size(); ++j)
+      d2 += (z[j] - p.z[j]) * (z[j] - p.z[j]);
+    if (d2 < 1e-18) {
+      exact_sum += p.resid;
+      ++exact;
+      continue;
+    }
+    const double w = 1.0 / (d2 * d2);
+    wsum += w;
+    acc += w * p.resid;
+  }
+  if (exact > 0) return exact_sum / exact;
+  return acc / (kPriorWeight + wsum);
+}
+
+}  // namespace
+
+struct ComputeModel::Impl {
+  std::array<double, kNumDTypes> peak{};  // TFLOP/s, target GPU
+  bool no_tables = false;
+  // GEMM
+  std::array<GemmGrid, 3> grid;  // fp32 (tf32), bf16, fp8 of the table GPU
+  GemmGrid ref_bf16, ref_fp8;    // B200 grids: shape-dependent fp8/bf16 speedup for H100 fp8
+  double fp8_over_bf16_cap = 0;  // > 0: fp8 derived from bf16 (MAMF fp8/bf16 ratio)
+  double gemm_scale = 1.0;       // target / table GPU throughput (MAMF ratio)
+  std::vector<std::pair<double, double>> nvfp4_speedup;  // (log2 m, nvfp4 / bf16 TFLOP/s)
+  std::array<double, kNumDTypes> grouped_factor{1, 1, 1, 1, 1};
+  // Attention
+  std::array<std::array<AttnSet, 2>, kNumDTypes> attn;
+  std::array<double, kNumDTypes> attn_scale{1, 1, 1, 1, 1};
+  // Memory
+  double hbm_Bps = 0, quant_Bps = 0, floor_us = kDefaultFloorUs;
+  std::vector<FitReport> reports;
+
+  double gemm_table_time(int64_t m, int64_t n, int64_t k, DType d, int64_t b) const;
+};
+
+namespace {
+
+const char* grid_dtype(int slot) {
+  return slot == 0 ? "fp32" : slot == 1 ? "bf16" : "fp8";
+}
+
+double mamf(const std::vector<KernelRow>& rows, const std::string& gpu, const std::string& dt) {
+  for (const auto& r : rows)
+    if (r.impl == "mamf" && r.gpu == gpu && r.dtype == dt) return r.tflops;
+  return 0;
+}
+
+// Geometric mean over dtypes of MAMF(a) / MAMF(b); 0 when no dtype was measured on both.
+double mamf_ratio(const std::vector<KernelRow>& rows, const std::string& a, const std::string& b) {
+  double lsum = 0;
+  int n = 0;
+  for (const char* dt : {"bf16", "fp8"}) {
+    const double x = mamf(rows, a, dt), y = mamf(rows, b, dt);
+    if (x > 0 && y > 0) {
+      lsum += std::log(x / y);
+      ++n;
+    }
+  }
+  return n ? std::exp(lsum / n) : 0.0;
+}
+
+const char* attn_dtype(DType d) {
+  switch (d) {
+    case DType::kFp8:
+      return "fp8";
+    case DType::kMxfp8:
+      return "mxfp8";
+    case DType::kNvfp4:
+      return "fp8";
+    default:
+      return "bf16";
+  }
+}
+
+}  // namespace
+
+double ComputeModel::Impl::gemm_table_time(int64_t m, int64_t n, int64_t k, DType d,
+                                           int64_t b) const {
+  const double M = static_cast<double>(m), N = static_cast<double>(n), K = static_cast<double>(k),
+               B = static_cast<double>(b);
+  auto bf16 = [&]() { return grid[1].time_us(M, N, K, B); };
+  auto fp8 = [&]() {
+    if (grid[2].ok) return grid[2].time_us(M, N, K, B);
+    const double ref = ref_bf16.time_us(M, N, K, B) / ref_fp8.time_us(M, N, K, B);
+    return bf16() / std::clamp(ref, 1.0, fp8_over_bf16_cap);
+  };
+  switch (d) {
+    case DType::kFp32:
+      return grid[0].ok ? grid[0].time_us(M, N, K, B) : 2.0 * bf16();
+    case DType::kBf16:
+      return bf16();
+    case DType::kFp8:
+    case DType::kMxfp8:
+      return fp8();
+    case DType::kNvfp4: {
+      if (nvfp4_speedup.empty()) return fp8();
+      const double lm = std::log2(M);
+      double s = nvfp4_speedup.front().second;
+      if (lm >= nvfp4_speedup.back().first) {
+        s = nvfp4_speedup.back().second;
+      } else if (lm > nvfp4_speedup.front().first) {
+        size_t i = 1;
+        while (nvfp4_speedup[i].first < lm)
+          ++i;
+        const auto& [x0, y0] = nvfp4_speedup[i - 1];
+        const auto& [x1, y1] = nvfp4_speedup[i];
+        s = std::exp(std::log(y0) + (lm - x0) / (x1 - x0) * (std::log(y1) - std::log(y0)));
+      }
+      return bf16() / s;
+    }
+  }
+  return bf16();
+}
+
+ComputeModel::ComputeModel() : impl_(new Impl) {}
+ComputeModel::~ComputeModel() {
+  delete impl_;
+}
+ComputeModel::ComputeModel(ComputeModel&& o) noexcept
+    : gpu_(std::move(o.gpu_)),
+      sources_(std::move(o.sources_)),
+      warnings_(std::move(o.warnings_)),
+      impl_(o.impl_) {
+  o.impl_ = nullptr;
+}
+ComputeModel& ComputeModel::operator=(ComputeModel&& o) noexcept {
+  if (this != &o) {
+    delete impl_;
+    gpu_ = std::move(o.gpu_);
+    sources_ = std::move(o.sources_);
+    warnings_ = std::move(o.warnings_);
+    impl_ = o.impl_;
+    o.impl_ = nullptr;
+  }
+  return *this;
+}
+ComputeModel::ComputeModel(const ComputeModel& o)
+    : gpu_(o.gpu_),
+      sources_(o.sources_),
+      warnings_(o.warnings_),
+      impl_(o.impl_ ? new Impl(*o.impl_) : nullptr) {}
+ComputeModel& ComputeModel::operator=(const ComputeModel& o) {
+  if (this != &o) {
+    ComputeModel tmp(o);
+    *this = std::move(tmp);
+  }
+  return *this;
+}
+
+const std::vector<ComputeModel::FitReport>& ComputeModel::fit_reports() const {
+  return impl_->reports;
+}
+double ComputeModel::hbm_bandwidth_gbps() const {
+  return impl_->hbm_Bps * 1e-9;
+}
+Time ComputeModel::kernel_floor() const {
+  return Time::from_us(impl_->floor_us);
+}
+double ComputeModel::peak_tflops(DType dtype) const {
+  return impl_->peak[di(dtype)];
+}
+
+namespace {
+
+// Datasheet dense peak by DType from GpuSpec keys: fp32 GEMMs run on TF32 tensor cores (the
+// XLA fp32 tables exceed the FP32 SIMT peak 8x), mxfp8 falls back to fp8, nvfp4 to fp4 then fp8.
+double spec_peak(const GpuSpec& g, DType d) {
+  auto get = [&](const char* key) {
+    auto it = g.peak_dense_tflops.find(key);
+    return it == g.peak_dense_tflops.end() ? 0.0 : it->second;
+  };
+  double v = 0;
+  switch (d) {
+    case DType::kFp32:
+      v = get("tf32") > 0 ? get("tf32") : get("fp32");
+      break;
+    case DType::kBf16:
+      v = get("bf16");
+      break;
+    case DType::kFp8:
+      v = get("fp8");
+      break;
+    case DType::kMxfp8:
+      v = get("mxfp8") > 0 ? get("mxfp8") : get("fp8");
+      break;
+    case DType::kNvfp4:
+      v = get("nvfp4") > 0 ? get("nvfp4") : get("fp4") > 0 ? get("fp4") : get("fp8");
+      break;
+  }
+  return v;
+}
+
+}  // namespace
+
+ComputeModel ComputeModel::load(const GpuSpec& gpu, const std::string& data_dir) {
+  ComputeModel cm;
+  Impl& im = *cm.impl_;
+  cm.gpu_ = gpu.model;
+  const std::string dir = data_dir + "/calibration/kernels/";
+  const std::string gemm_file = dir + "gemm.csv", grouped_file = dir + "grouped_gemm.csv",
+                    attn_file = dir + "attention.csv", mem_file = dir + "memory.csv";
+  const auto gemm_rows = read_kernel_table(gemm_file);
+  const auto grouped_rows = read_kernel_table(grouped_file);
+  const auto attn_rows = read_kernel_table(attn_file);
+  const auto mem_rows = read_kernel_table(mem_file);
+
+  for (DType d : {DType::kFp32, DType::kBf16, DType::kFp8, DType::kMxfp8, DType::kNvfp4})
+    im.peak[di(d)] = spec_peak(gpu, d);
+  if (im.peak[di(DType::kBf16)] <= 0)
+    throw InputError("GpuSpec " + gpu.model, "/gpu/peak_dense_tflops/bf16",
+                     "expected a positive bf16 dense peak");
+  for (DType d : {DType::kFp32, DType::kFp8, DType::kMxfp8, DType::kNvfp4}) {
+    if (im.peak[di(d)] <= 0) {
+      im.peak[di(d)] = d == DType::kFp32              ? im.peak[1] / 2
+                       : im.peak[di(DType::kFp8)] > 0 ? im.peak[di(DType::kFp8)]
+                                                      : im.peak[1];
+      cm.warnings_.push_back(gpu.model + ": no datasheet peak for " + to_string(d) + "; using " +
+                             fmt(im.peak[di(d)], 5) + " TFLOP/s");
+    }
+  }
+
+  // ---- memory-bound kernels ----
+  auto mem_for = [&](const std::string& g, bool quant) {
+    std::vector<const KernelRow*> v;
+    for (const auto& r : mem_rows) {
+      const bool is_quant = r.kernel.find("quant") != std::string::npos;
+      if (r.gpu == g && is_quant == quant) v.push_back(&r);
+    }
+    return v;
+  };
+  auto pick = [&](bool quant) {
+    std::pair<std::string, std::vector<const KernelRow*>> best{gpu.model,
+                                                               mem_for(gpu.model, quant)};
+    for (const auto& s : siblings(gpu.model))
+      if (best.second.empty()) best = {s, mem_for(s, quant)};
+    return best;
+  };
+  const auto [norm_gpu, norm_rows] = pick(false);
+  const auto [quant_gpu, quant_rows] = pick(true);
+  {
+    // Best implementation per shape, then the median over shapes moving >= 32 MiB.
+    std::map<std::string, double> best;
+    std::vector<const KernelRow*> all = norm_rows;
+    all.insert(all.end(), quant_rows.begin(), quant_rows.end());
+    std::string bw_gpu = norm_rows.empty() ? quant_gpu : norm_gpu;
+    if (!norm_rows.empty() && !quant_rows.empty() && quant_gpu == gpu.model) bw_gpu = gpu.model;
+    for (const KernelRow* r : all) {
+      if (r->gpu != bw_gpu || r->bytes < 32.0 * 1024 * 1024) continue;
+      const std::string key = r->kernel + "/" + r->dtype + "/" + fmt(r->m, 9) + "x" + fmt(r->n, 9) +
+                              "x" + fmt(r->k, 9) + "x" + fmt(r->batch, 9);
+      best[key] = std::max(best[key], r->gbps);
+    }
+    std::vector<double> v;
+    for (const auto& [key, g] : best)
+      v.push_back(g);
+    if (!v.empty()) {
+      im.hbm_Bps = median(v) * 1e9;
+      cm.sources_.push_back("memory-bound: median of best-implementation rows >= 32 MiB on " +
+                            bw_gpu + " = " + fmt(im.hbm_Bps * 1e-9, 5) + " GB/s (" +
+                            fmt(im.hbm_Bps / gpu.hbm_bandwidth.bytes_per_second(), 3) +
+                            " of datasheet), " + mem_file);
+      if (bw_gpu != gpu.model)
+        cm.sources_.push_back("memory-bound: " + gpu.model + " has no rows; uses sibling " +
+                              bw_gpu);
+    } else {
+      im.hbm_Bps = kDefaultHbmFraction * gpu.hbm_bandwidth.bytes_per_second();
+      cm.warnings_.push_back(gpu.model + ": no memory-bound rows; HBM bandwidth = " +
+                             fmt(kDefaultHbmFraction, 2) + " x datasheet");
+    }
+    double floor = 0;
+    for (const KernelRow* r : norm_rows)
+      if (r->kernel.find("norm") != std::string::npos)
+        floor = floor == 0 ? r->time_us : std::min(floor, r->time_us);
+    im.floor_us = floor > 0 ? floor : kDefaultFloorUs;
+    cm.sources_.push_back("kernel floor: " + fmt(im.floor_us) +
+                          " us = smallest measured norm kernel on " + norm_gpu);
+    std::vector<double> q;
+    for (const KernelRow* r : quant_rows)
+      q.push_back(r->gbps);
+    im.quant_Bps = q.empty() ? im.hbm_Bps : median(q) * 1e9;
+    if (!q.empty())
+      cm.sources_.push_back("quantize: median of " + std::to_string(q.size()) +
+                            " quantization rows on " + quant_gpu + " = " +
+                            fmt(im.quant_Bps * 1e-9, 5) + " GB/s");
+  }
+
+  // ---- GEMM ----
+  const std::string tgpu = gemm_table_gpu(gpu.model);
+  for (int s = 0; s < 3 && !tgpu.empty(); ++s) {
+    im.grid[static_cast<size_t>(s)] = build_grid(gemm_rows, tgpu, grid_dtype(s), gemm_file);
+    const GemmGrid& g = im.grid[static_cast<size_t>(s)];
+    if (g.ok)
+      im.reports.push_back(
+          {std::string("gemm ") + tgpu + " " + grid_dtype(s) + " (xla)", g.rows, g.mape});
+  }
+  im.no_tables = tgpu.empty() || !im.grid[1].ok;
+  if (im.no_tables) {
+    cm.warnings_.push_back(gpu.model + ": no GEMM calibration table; GEMM time = FLOPs / (" +
+                           fmt(kDefaultGemmEff, 2) + " x datasheet peak) + " +
+                           fmt(kDefaultFloorUs, 2) + " us");
+  } else {
+    cm.sources_.push_back("gemm: XLA per-shape tables of " + tgpu + " in " + gemm_file);
+    if (tgpu != gpu.model) {
+      im.gemm_scale = mamf_ratio(gemm_rows, gpu.model, tgpu);
+      if (im.gemm_scale > 0) {
+        cm.sources_.push_back("gemm: " + gpu.model + " uses the " + tgpu +
+                              " tables scaled by the measured MAMF ratio " + fmt(im.gemm_scale, 4));
+      } else {
+        im.gemm_scale = 1.0;
+        cm.warnings_.push_back(gpu.model + ": GEMM uses the " + tgpu +
+                               " tables unscaled (no MAMF row on both GPUs)");
+      }
+    }
+    if (!im.grid[2].ok) {
+      // FP8 GEMM on H100 (XLA sm_90 fp8 table excluded upstream): bf16 time divided by the B200
+      // fp8/bf16 speedup at the same shape, capped at the H100 MAMF fp8/bf16 ratio.
+      im.ref_bf16 = build_grid(gemm_rows, "B200", "bf16", gemm_file);
+      im.ref_fp8 = build_grid(gemm_rows, "B200", "fp8", gemm_file);
+      im.fp8_over_bf16_cap = mamf(gemm_rows, tgpu, "fp8") / mamf(gemm_rows, tgpu, "bf16");
+      if (!im.ref_bf16.ok || !im.ref_fp8.ok || !(im.fp8_over_bf16_cap > 1.0))
+        throw InputError(gemm_file, "gpu " + tgpu,
+                         "no fp8 table and no B200 grids / MAMF rows to derive one");
+      cm.sources_.push_back("gemm fp8: " + tgpu + " bf16 table / min(B200 fp8 speedup at shape, " +
+                            fmt(im.fp8_over_bf16_cap, 4) + " = MAMF fp8/bf16 on " + tgpu + ")");
+    }
+    // NVFP4 (Blackwell only): vLLM SM100 noquant CUTLASS NVFP4 vs torch bf16 at the same shapes.
+    if (tgpu == "B200" && im.peak[di(DType::kNvfp4)] > im.peak[di(DType::kFp8)]) {
+      std::map<double, std::pair<double, double>> by_m;  // m -> (nvfp4, bf16) TFLOP/s
+      for (const auto& r : gemm_rows) {
+        if (r.gpu != "B200" || r.n != 6144 || r.k != 4096) continue;
+        if (r.dtype == "nvfp4" && r.impl == "cutlass") by_m[r.m].first = r.tflops;
+        if (r.dtype == "bf16" && r.impl == "torch") by_m[r.m].second = r.tflops;
+      }
+      for (const auto& [m, p] : by_m)
+        if (p.first > 0 && p.second > 0)
+          im.nvfp4_speedup.push_back({std::log2(m), p.first / p.second});
+      if (!im.nvfp4_speedup.empty())
+        cm.sources_.push_back("gemm nvfp4: bf16 table / vLLM SM100 nvfp4-vs-bf16 speedup over m (" +
+                              std::to_string(im.nvfp4_speedup.size()) + " shapes)");
+    }
+    if (gpu.model.rfind("H", 0) == 0 && gpu.peak_dense_tflops.count("mxfp8") == 0)
+      cm.sources_.push_back("gemm mxfp8/nvfp4 on " + gpu.model +
+                            ": no tensor-core support; timed as fp8");
+    else
+      cm.sources_.push_back("gemm mxfp8: fp8 table (no per-shape MXFP8 GEMM table published)");
+  }
+
+  // ---- grouped GEMM factor: measured / (groups x dense GEMM) at the measured shapes ----
+  if (!im.no_tables) {
+    const bool hopper = tgpu == "H100";
+    std::map<std::string, std::vector<double>> logs;
+    for (const auto& r : grouped_rows) {
+      const bool row_hopper = r.gpu == "H100" || r.gpu == "H800" || r.gpu == "H200";
+      if (row_hopper != hopper || r.kernel.find("incl_quant") != std::string::npos) continue;
+      DType d;
+      if (!parse_dtype(r.dtype, &d)) continue;
+      const int64_t g = std::max<int64_t>(1, static_cast<int64_t>(r.batch));
+      const auto M = static_cast<int64_t>(r.m), N = static_cast<int64_t>(r.n),
+                 K = static_cast<int64_t>(r.k);
+      double pred = 0;
+      if (r.kernel == "grouped_gemm_fwd_bwd")
+        pred = im.gemm_table_time(M / g, N, K, d, g) + im.gemm_table_time(M / g, K, N, d, g) +
+               im.gemm_table_time(K, N, M / g, d, g);
+      else if (r.kernel == "grouped_gemm_wgrad")
+        pred = im.gemm_table_time(M, N, K / g, d, g);
+      else
+        pred = im.gemm_table_time(M / g, N, K, d, g);
+      logs[r.dtype].push_back(std::log(r.time_us / pred));
+    }
+    auto factor = [&](const std::string& dt) {
+      const auto it = logs.find(dt);
+      if (it == logs.end()) return 0.0;
+      double s = 0;
+      for (double v : it->second)
+        s += v;
+      return std::exp(s / static_cast<double>(it->second.size()));
+    };
+    for (DType d : {DType::kFp32, DType::kBf16, DType::kFp8, DType::kMxfp8, DType::kNvfp4}) {
+      std::vector<std::string> order = {to_string(d)};
+      if (d != DType::kBf16 && d != DType::kFp32) order.insert(order.end(), {"mxfp8", "fp8"});
+      order.insert(order.end(), {"bf16", "fp8", "mxfp8"});
+      double f = 0;
+      std::string used;
+      for (const auto& o : order)
+        if (f == 0 && (f = factor(o)) > 0) used = o;
+      im.grouped_factor[di(d)] = f > 0 ? f : 1.0;
+      cm.sources_.push_back("grouped gemm " + std::string(to_string(d)) + ": factor " +
+                            fmt(im.grouped_factor[di(d)], 4) + " x groups x gemm (from " +
+                            (used.empty() ? std::string("none: 1.0") : used + " rows") + ", " +
+                            grouped_file + ")");
+    }
+  }
+
+  // ---- attention ----
+  for (DType d : {DType::kFp32, DType::kBf16, DType::kFp8, DType::kMxfp8, DType::kNvfp4}) {
+    for (int bwd = 0; bwd < 2; ++bwd) {
+      const std::string kernel = bwd ? "attention_bwd" : "attention_fwd";
+      std::vector<std::string> cand = {gpu.model};
+      for (const auto& s : siblings(gpu.model))
+        cand.push_back(s);
+      std::vector<std::string> dts = {attn_dtype(d)};
+      if (d == DType::kMxfp8) dts.push_back("fp8");
+      std::vector<const KernelRow*> sel;
+      std::string used_gpu, used_dt;
+      for (const auto& dt : dts)
+        for (const auto& g : cand) {
+          if (!sel.empty()) break;
+          for (const auto& r : attn_rows)
+            if (r.gpu == g && r.dtype == dt && r.kernel == kernel && r.impl == "cudnn")
+              sel.push_back(&r);
+          if (!sel.empty()) used_gpu = g, used_dt = dt;
+        }
+      if (sel.empty()) continue;
+      AttnSet& s = im.attn[di(d)][bwd];
+      double scale = 1.0;
+      if (used_gpu != gpu.model) {
+        scale = mamf_ratio(gemm_rows, gpu.model, used_gpu);
+        if (scale <= 0) scale = 1.0;
+      }
+      im.attn_scale[di(d)] = scale;
+      s.ceiling_tflops = im.peak[di(d)] / scale;
+      const int rows = static_cast<int>(sel.size());
+      const int cols = rows >= 10 ? 5 : rows >= 3 ? 2 : 1;
+      std::vector<double> x, y;
+      for (const KernelRow* r : sel) {
+        const double pairs = attn_pairs(r->seq_q, r->seq_kv, r->causal, r->window);
+        const auto f = attn_features(r->batch, r->heads, r->seq_q, pairs,
+                                     r->head_dim_qk + r->head_dim_v, r->causal);
+        for (int j = 0; j < cols; ++j)
+          x.push_back(f[static_cast<size_t>(j)]);
+        const double e = std::clamp(r->tflops / s.ceiling_tflops, 1e-4, 0.999);
+        y.push_back(std::log(e / (1 - e)));
+      }
+      s.coef = least_squares(x, rows, cols, y, {});
+      double err = 0;
+      for (const KernelRow* r : sel) {
+        const double pairs = attn_pairs(r->seq_q, r->seq_kv, r->causal, r->window);
+        const double dsum = r->head_dim_qk + r->head_dim_v;
+        const double flops = 2.0 * r->batch * r->heads * pairs * dsum * (bwd ? 2.5 : 1.0);
+        const double t_fit = flops /
+                             (attn_fit_tflops(s, attn_features(r->batch, r->heads, r->seq_q, pairs,
+                                                               dsum, r->causal)) *
+                              1e12) *
+                             1e6;
+        err += std::abs(t_fit - r->time_us) / r->time_us;
+        s.points.push_back(
+            {attn_z(r->batch, r->heads, r->kv_heads, r->seq_q, pairs, dsum, r->causal),
+             std::log(r->time_us / t_fit)});
+      }
+      s.mape = 100.0 * err / rows;
+      s.ok = true;
+      if (d == DType::kBf16 || d == DType::kFp8 || d == DType::kMxfp8)
+        im.reports.push_back(
+            {"attention " + used_gpu + " " + used_dt + " " + kernel + " (cudnn)", rows, s.mape});
+      if (d == DType::kBf16 || used_gpu != gpu.model || used_dt != attn_dtype(d))
+        cm.sources_.push_back("attention " + std::string(to_string(d)) + " " + kernel + ": " +
+                              std::to_string(rows) + " cuDNN rows of " + used_gpu + " " + used_dt +
+                              (scale != 1.0 ? " scaled by MAMF ratio " + fmt(scale, 4) : "") +
+                              ", " + attn_file);
+    }
+  }
+  bool any_attn = false;
+  for (const auto& a : im.attn)
+    any_attn = any_attn || a[0].ok;
+  if (!any_attn)
+    cm.warnings_.push_back(gpu.model + ": no attention table; attention = FLOPs / (" +
+                           fmt(kDefaultAttnEff, 2) + " x datasheet peak)");
+  return cm;
+}
+
+namespace {
+
+Time us_to_time(double us) {
+  return Time::from_ps(static_cast<int64_t>(std::ceil(us * 1e6)));
+}
+
+}  // namespace
+
+Time ComputeModel::gemm(int64_t m, int64_t n, int64_t k, DType dtype, int64_t batch) const {
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return Time::zero();
+  const Impl& im = *impl_;
+  const double flops = 2.0 * static_cast<double>(batch) * static_cast<double>(m) *
+                       static_cast<double>(n) * static_cast<double>(k);
+  const double peak = im.peak[di(dtype)] * 1e12;
+  double t_us = im.no_tables ? flops / (kDefaultGemmEff * peak) * 1e6 + kDefaultFloorUs
+                             : im.gemm_table_time(m, n, k, dtype, batch) / im.gemm_scale;
+  const double in_b = dtype_bytes(dtype), out_b = dtype == DType::kFp32 ? 4.0 : 2.0;
+  const double M = static_cast<double>(m), N = static_cast<double>(n), K = static_cast<double>(k);
+  const double bytes = static_cast<double>(batch) * ((M * K + K * N) * in_b + M * N * out_b);
+  t_us = std::max({t_us, flops / peak * 1e6, bytes / im.hbm_Bps * 1e6});
+  return us_to_time(t_us);
+}
+
+Time ComputeModel::grouped_gemm(int64_t groups, int64_t m_per_group, int64_t n, int64_t k,
+                                DType dtype) const {
+  if (groups <= 0 || m_per_group <= 0) return Time::zero();
+  const Time t = gemm(m_per_group, n, k, dtype, groups);
+  return us_to_time(t.us() * impl_->grouped_factor[di(dtype)]);
+}
+
+Time ComputeModel::attention(const AttentionShape& s, bool backward, DType dtype) const {
+  if (s.batch <= 0 || s.seq_q <= 0 || s.heads <= 0 || s.head_dim_qk <= 0) return Time::zero();
+  const Impl& im = *impl_;
+  const double s_kv = static_cast<double>(s.seq_kv > 0 ? s.seq_kv : s.seq_q);
+  const double s_q = static_cast<double>(s.seq_q);
+  const double b = static_cast<double>(s.batch), h = s.heads;
+  const double dsum = s.head_dim_qk + (s.head_dim_v > 0 ? s.head_dim_v : s.head_dim_qk);
+  const double pairs = attn_pairs(s_q, s_kv, s.causal, s.window);
+  const double flops = 2.0 * b * h * pairs * dsum * (backward ? 2.5 : 1.0);
+  const double peak = im.peak[di(dtype)];
+  const AttnSet& set = im.attn[di(dtype)][backward ? 1 : 0];
+  double t_us;
+  if (!set.ok) {
+    t_us = flops / (kDefaultAttnEff * peak * 1e12) * 1e6;
+  } else {
+    const double tf = attn_fit_tflops(set, attn_features(b, h, s_q, pairs, dsum, s.causal)) *
+                      im.attn_scale[di(dtype)];
+    const double corr =
+        shepard(set, attn_z(b, h, s.kv_heads > 0 ? s.kv_heads : h, s_q, pairs, dsum, s.causal));
+    t_us = flops / (tf * 1e12) * 1e6 * std::exp(corr);
+  }
+  t_us = std::max({t_us, flops / (peak * 1e12) * 1e6, im.floor_us});
+  return us_to_time(t_us);
+}
+
+Time ComputeModel::memory_bound(double bytes) const {
+  if (bytes <= 0) return Time::zero();
+  return us_to_time(std::max(impl_->floor_us, bytes / impl_->hbm_Bps * 1e6));
+}
+
+Time ComputeModel::quantize(int64_t elements, DType dtype) const {
+  if (elements <= 0) return Time::zero();
+  // Reads bf16 (2 bytes), writes the target format incl. its scales (dtype_bytes).
+  const double bytes = static_cast<double>(elements) * (2.0 + dtype_bytes(dtype));
+  const bool low_precision =
+      dtype == DType::kFp8 || dtype == DType::kMxfp8 || dtype == DType::kNvfp4;
+  const double bw = low_precision ? impl_->quant_Bps : impl_->hbm_Bps;
+  return us_to_time(std::max(impl_->floor_us, bytes / bw * 1e6));
+}
+
+}  // namespace fleetsim
