@@ -1,0 +1,195 @@
+// Memory estimator (sim/workload/memory.cpp) against hand calculations: Korthikanti et al. 2022
+// (GPT-3 175B, TP 8, PP 8, sequence parallelism), Llama 3 8B on one GPU, optimizer sharding,
+// pipeline in-flight micro-batches and the recompute ordering.
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "scenario/model_loader.h"
+#include "workload/memory.h"
+
+using namespace fleetsim;
+
+namespace {
+const std::string kRoot = FLEETSIM_SOURCE_DIR;
+ModelSpec zoo(const std::string& id) {
+  return load_model(id, kRoot);
+}
+
+// Korthikanti et al.'s setting: GPT-3 175B, s = 2048, b = 1, t = 8, p = 8, SP on, 64 GPUs,
+// unfused attention with dropout.
+ParallelConfig gpt3_tp8_pp8() {
+  ParallelConfig p;
+  p.tp = 8;
+  p.pp = 8;
+  p.dp = 1;
+  p.seq_len = 2048;
+  p.micro_batch = 1;
+  p.global_batch = 64;  // 64 micro-batches ≥ pp: stage 0 holds pp of them
+  p.distributed_optimizer = true;
+  return p;
+}
+MemoryOptions korthikanti() {
+  MemoryOptions o;
+  o.flash_attention = false;
+  o.dropout = true;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("GPT-3 175B TP8 PP8: Korthikanti activation memory of the first stage") {
+  const ModelSpec m = zoo("gpt3-175b");
+  ParallelConfig p = gpt3_tp8_pp8();
+  // Korthikanti Sec. 4.2.3: stage 0 holds p micro-batches of L/p layers = L layers' activations:
+  // s·b·h·L·(34/t + 5as/(ht)). sbh = 2048·12288 = 25,165,824; 34/8 = 4.25;
+  // 5·96·2048/(12288·8) = 10 → 25,165,824 · 14.25 · 96 = 34,426,847,232 B.
+  MemoryBreakdown r = estimate_memory(m, p, 80'000'000'000LL, korthikanti());
+  CHECK(r.stage == 0);
+  CHECK(r.layers_on_stage == 12);
+  CHECK(r.in_flight_microbatches == 8);
+  CHECK(r.activations == 34'426'847'232LL);
+  // Selective recompute drops the 5as/h term: 25,165,824 · 4.25 · 96 = 10,267,656,192 B.
+  p.recompute = Recompute::kSelective;
+  r = estimate_memory(m, p, 80'000'000'000LL, korthikanti());
+  CHECK(r.activations == 10'267'656'192LL);
+  // Full recompute keeps 2sbh/t per layer: 2 · 25,165,824 · 96 / 8 = 603,979,776 B, plus the
+  // working space of one layer recomputed in backward: 25,165,824 · 14.25 = 358,612,992 B.
+  p.recompute = Recompute::kFull;
+  r = estimate_memory(m, p, 80'000'000'000LL, korthikanti());
+  CHECK(r.activations == 603'979'776LL + 358'612'992LL);
+}
+
+TEST_CASE("GPT-3 175B TP8 PP8: parameter state of the first stage") {
+  const ModelSpec m = zoo("gpt3-175b");
+  const ParallelConfig p = gpt3_tp8_pp8();
+  const MemoryBreakdown r = estimate_memory(m, p, 80'000'000'000LL, korthikanti());
+  // One layer: attention 4h² + qkv bias 3h + o bias h = 604,028,928; MLP 8h² + 4h + h =
+  // 1,208,020,992; two LayerNorms 2·2h = 49,152 → 1,812,099,072, /8 = 226,512,384.
+  // Embedding (50257 + 2048 learned positions)·12288 = 642,723,840, /8 = 80,340,480.
+  // 12 · 226,512,384 + 80,340,480 = 2,798,489,088 parameters on the rank.
+  CHECK(r.params_on_rank == 2'798'489'088LL);
+  CHECK(r.weights == 2 * 2'798'489'088LL);
+  CHECK(r.gradients == 4 * 2'798'489'088LL);
+  // dp = 1: nothing to shard over.
+  CHECK(r.master_weights == 4 * 2'798'489'088LL);
+  CHECK(r.optimizer == 8 * 2'798'489'088LL);
+  // Buffers: TP all-gather 2 · 2sbh = 100,663,296; PP 4 · sbh/8 · 2 = 25,165,824.
+  CHECK(r.comm_buffers == 100'663'296LL + 25'165'824LL);
+  CHECK(r.total ==
+        r.weights + r.gradients + r.master_weights + r.optimizer + r.activations + r.comm_buffers);
+}
+
+TEST_CASE("Llama 3 8B on one GPU at 8192 tokens") {
+  const ModelSpec m = zoo("llama3-8b");
+  ParallelConfig p;
+  p.seq_len = 8192;
+  p.global_batch = 1;
+  const MemoryBreakdown r = estimate_memory(m, p, 80'000'000'000LL);
+  // 8,030,261,248 parameters: 2 + 4 + 4 + 8 = 18 B each = 144,544,702,464 B of state.
+  CHECK(r.params_on_rank == 8'030'261'248LL);
+  CHECK(r.weights + r.gradients + r.master_weights + r.optimizer == 18 * 8'030'261'248LL);
+  // Activations per token and layer (flash attention, no dropout): norms 4h = 16,384; attn_in
+  // and mlp_in 2h each = 16,384; q,k 2·(4096 + 1024) = 10,240; v 2·1024 = 2,048; o_in 8,192;
+  // log-sum-exp 4·32 = 128; SwiGLU 6·14336 = 86,016 → 139,392 B. × 8192 tokens × 32 layers
+  // = 36,540,776,448 B, + fp32 logits 4·8192·128256 = 4,202,692,608 B.
+  CHECK(r.activations == 36'540'776'448LL + 4'202'692'608LL);
+  CHECK(r.comm_buffers == 0);
+  CHECK(r.total == 144'544'702'464LL + 40'743'469'056LL);
+  CHECK_FALSE(r.fits);  // 185 GB on an 80 GB GPU
+  CHECK(estimate_memory(m, p, 200'000'000'000LL).fits);
+}
+
+TEST_CASE("recompute modes order the activation memory") {
+  const ModelSpec m = zoo("llama3-70b");
+  ParallelConfig p;
+  p.tp = 8;
+  p.pp = 4;
+  p.dp = 2;
+  p.seq_len = 8192;
+  p.global_batch = 64;
+  int64_t act[3];
+  for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+    p.recompute = rc;
+    act[static_cast<int>(rc)] = estimate_memory(m, p, 1LL << 40, korthikanti()).activations;
+  }
+  CHECK(act[0] > act[1]);
+  CHECK(act[1] > act[2]);
+  // With flash attention selective recompute saves only the log-sum-exp (4·64 B per token per
+  // layer on 8 TP ranks): 32 B · 8192 tokens · 20 layers · 4 in flight = 20,971,520 B.
+  p.recompute = Recompute::kNone;
+  const int64_t none = estimate_memory(m, p, 1LL << 40).activations;
+  p.recompute = Recompute::kSelective;
+  CHECK(none - estimate_memory(m, p, 1LL << 40).activations == 20'971'520LL);
+}
+
+TEST_CASE("pipeline in-flight micro-batches: 1F1B and interleaved") {
+  const ModelSpec m = zoo("llama3-70b");
+  ParallelConfig p;
+  p.tp = 8;
+  p.pp = 4;
+  p.dp = 1;
+  p.seq_len = 4096;
+  p.global_batch = 16;                                                  // 16 micro-batches
+  CHECK(estimate_memory(m, p, 1LL << 40).in_flight_microbatches == 4);  // min(pp, m)
+  p.global_batch = 2;
+  CHECK(estimate_memory(m, p, 1LL << 40).in_flight_microbatches == 2);
+  // Interleaved, vp = 2: Megatron's warm-up (pp − 1)·2 + (vp − 1)·pp plus one = pp·vp + pp − 1
+  // = 11 chunk forward passes of 80/(4·2) = 10 layers each on stage 0.
+  p.global_batch = 16;
+  p.vp = 2;
+  const MemoryBreakdown r = estimate_memory(m, p, 1LL << 40);
+  CHECK(r.in_flight_microbatches == 11);
+  CHECK(r.layers_on_stage == 20);
+  p.vp = 1;
+  const MemoryBreakdown flat = estimate_memory(m, p, 1LL << 40);
+  // Same layers, activations × 11/(2·4) = 1.375 (Korthikanti: 1 + (p − 1)/(p·v)).
+  CHECK(static_cast<double>(r.activations) / static_cast<double>(flat.activations) ==
+        Approx(1.375).epsilon(1e-6));
+}
+
+TEST_CASE("distributed optimizer shards dense state over dp·cp, experts over expert-dp") {
+  const ModelSpec m = zoo("mixtral-8x7b");
+  ParallelConfig p;
+  p.tp = 1;
+  p.pp = 1;
+  p.dp = 8;
+  p.ep = 8;
+  p.seq_len = 4096;
+  p.global_batch = 64;
+  const MemoryBreakdown r = estimate_memory(m, p, 1LL << 40);
+  // Experts: 32 layers · 8 experts / ep 8 = one expert per layer: 32 · 176,160,768 =
+  // 5,637,144,576 parameters; expert-dp = 8·1·1/8 = 1, so their 12 B stay whole.
+  CHECK(r.expert_params_on_rank == 5'637'144'576LL);
+  const int64_t dense = r.params_on_rank - r.expert_params_on_rank;
+  CHECK(r.master_weights + r.optimizer == 12 * (dense / 8) + 12 * 5'637'144'576LL);
+  p.distributed_optimizer = false;
+  const MemoryBreakdown plain = estimate_memory(m, p, 1LL << 40);
+  CHECK(plain.master_weights + plain.optimizer == 12 * plain.params_on_rank);
+  // FSDP: bf16 weights sharded too, plus one gathered layer.
+  p.fsdp = true;
+  const MemoryBreakdown fsdp = estimate_memory(m, p, 1LL << 40);
+  CHECK(fsdp.weights < r.weights);
+  CHECK(fsdp.gradients == 4 * (dense / 8 + 5'637'144'576LL));
+}
+
+TEST_CASE("stage layers split a remainder over the first blocks") {
+  const ModelSpec m = zoo("deepseek-v3");
+  ParallelConfig p;
+  p.pp = 4;
+  // 61 = 16 + 15 + 15 + 15.
+  CHECK(stage_layers(m, p, 0).size() == 16);
+  CHECK(stage_layers(m, p, 1).front() == 16);
+  CHECK(stage_layers(m, p, 3).back() == 60);
+}
+
+TEST_CASE("impossible layouts are input errors") {
+  const ModelSpec m = zoo("mixtral-8x7b");
+  ParallelConfig p;
+  p.seq_len = 4096;
+  p.ep = 3;
+  p.dp = 3;
+  CHECK_THROWS_WITH(estimate_memory(m, p, 1LL << 40), Catch::Contains("must divide experts (8)"));
+  p.ep = 1;
+  p.pp = 64;
+  CHECK_THROWS_WITH(estimate_memory(m, p, 1LL << 40),
+                    Catch::Contains("exceeds the model's layers"));
+}
