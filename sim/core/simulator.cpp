@@ -14,8 +14,7 @@ uint64_t Simulator::run(Time until) {
   uint64_t count = 0;
   EventQueue::Fired ev;
   while (!stopped_) {
-    if (queue_.peek_time() > until) break;
-    if (!queue_.pop(&ev)) break;
+    if (!queue_.pop_until(until, &ev)) break;
     now_ = ev.time;
     ++count;
     ev.handler->on_event(*this, ev.tag);

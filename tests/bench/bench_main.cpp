@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 
 #include "coll/collective.h"
 #include "core/rng.h"
@@ -71,8 +72,16 @@ void bench_allreduce() {
 }
 }  // namespace
 
-int main() {
-  bench_events();
-  bench_allreduce();
+// Usage: fleetsim_bench [events|allreduce|alltoallv]... (default: all).
+int main(int argc, char** argv) {
+  auto want = [&](const char* name) {
+    if (argc < 2) return true;
+    for (int i = 1; i < argc; ++i) {
+      if (std::strcmp(argv[i], name) == 0) return true;
+    }
+    return false;
+  };
+  if (want("events")) bench_events();
+  if (want("allreduce")) bench_allreduce();
   return 0;
 }
