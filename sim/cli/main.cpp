@@ -1,6 +1,7 @@
 // The fleetsim command: run, memory, validate, topo. Exit codes: 0 ok, 2 bad input, 1 internal
 // error.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -143,16 +144,32 @@ int cmd_run(const std::string& path, std::string out_dir, std::optional<uint64_t
   return 0;
 }
 
-int cmd_validate(const std::string& reference, bool as_json) {
-  const ValidationReport rep = validate_reference(reference, default_data_dir());
+int cmd_validate(const std::string& reference, bool as_json, const ValidateOptions& vo) {
+  const ValidationReport rep = validate_reference(reference, default_data_dir(), vo);
   if (as_json) {
     std::fputs(validation_json(rep).c_str(), stdout);
     return 0;
   }
-  std::printf("%-6s %-28s %5s %-15s %14s %-10s %10s %10s %8s\n", "line", "hardware", "gpus",
-              "operation", "size(B)", "algo", "measured", "predicted", "error%");
+  bool header = false;
   for (const auto& v : rep.rows) {
-    if (v.skipped) continue;
+    if (v.skipped || !v.training) continue;
+    if (!header) {
+      std::printf("%-6s %-10s %5s %-24s %-52s %10s %10s %8s\n", "line", "hardware", "gpus", "model",
+                  "configuration", "measured", "predicted", "error%");
+      header = true;
+    }
+    std::printf("%-6d %-10.10s %5d %-24.24s %-52.52s %10.0f %10.0f %+8.1f\n", v.line,
+                v.hardware.c_str(), v.num_gpus, v.model.c_str(), v.config.c_str(), v.measured,
+                v.predicted, v.error_pct);
+  }
+  header = false;
+  for (const auto& v : rep.rows) {
+    if (v.skipped || v.training) continue;
+    if (!header) {
+      std::printf("%-6s %-28s %5s %-15s %14s %-10s %10s %10s %8s\n", "line", "hardware", "gpus",
+                  "operation", "size(B)", "algo", "measured", "predicted", "error%");
+      header = true;
+    }
     std::printf("%-6d %-28.28s %5d %-15s %14lld %-10s %10.2f %10.2f %+8.1f%s\n", v.line,
                 v.hardware.c_str(), v.num_gpus, v.model.c_str(),
                 static_cast<long long>(v.size.count()), v.algorithm.c_str(), v.measured,
@@ -164,8 +181,18 @@ int cmd_validate(const std::string& reference, bool as_json) {
       std::printf("  line %-5d %-28.28s %-15s %s\n", v.line, v.hardware.c_str(), v.model.c_str(),
                   v.reason.c_str());
   }
-  std::printf("\nMAPE (messages >= 1 MiB): %.2f%% over %d rows\n", rep.mape_pct, rep.n_rows);
-  std::printf("MAPE (messages <  1 MiB): %.2f%% over %d rows\n", rep.mape_small_pct, rep.n_small);
+  const bool training = std::any_of(rep.rows.begin(), rep.rows.end(),
+                                    [](const ValidationRow& v) { return v.training; });
+  std::printf("\n");
+  for (const auto& [hw, e] : rep.mape_by_hardware)
+    std::printf("MAPE %-28s %6.2f%% over %d rows\n", hw.c_str(), e.first, e.second);
+  if (training) {
+    std::printf("MAPE (all compared rows): %.2f%% over %d rows; worst row %.1f%%\n", rep.mape_pct,
+                rep.n_rows, rep.max_abs_error_pct);
+  } else {
+    std::printf("MAPE (messages >= 1 MiB): %.2f%% over %d rows\n", rep.mape_pct, rep.n_rows);
+    std::printf("MAPE (messages <  1 MiB): %.2f%% over %d rows\n", rep.mape_small_pct, rep.n_small);
+  }
   std::printf("skipped: %d rows\n", rep.n_skipped);
   return 0;
 }
@@ -220,6 +247,12 @@ int main(int argc, char** argv) {
                   "Reference CSV (column format of shared/reference/*.csv)")
       ->required();
   val->add_flag("--json", as_json, "Print the comparison as JSON on stdout");
+  ValidateOptions vo;
+  val->add_option("--kernel-gap-us", vo.kernel_gap_us,
+                  "Override calibration/framework.json's kernel gap (fitting only)");
+  val->add_option("--kernel-efficiency", vo.kernel_efficiency,
+                  "Override calibration/framework.json's kernel efficiency (fitting only)")
+      ->check(CLI::Range(0.05, 1.0));
 
   auto* topo = app.add_subcommand("topo", "Inspect topologies");
   topo->require_subcommand(1);
@@ -242,7 +275,7 @@ int main(int argc, char** argv) {
   try {
     if (run->parsed()) return cmd_run(scenario, out_dir, seed, max_gpus, trace_path);
     if (mem->parsed()) return cmd_memory(scenario, max_gpus, mem_json);
-    if (val->parsed()) return cmd_validate(reference, as_json);
+    if (val->parsed()) return cmd_validate(reference, as_json, vo);
     if (show->parsed()) return cmd_topo(system, count, dot);
   } catch (const InputError& e) {
     std::fprintf(stderr, "fleetsim: error: %s\n", e.what());

@@ -45,9 +45,9 @@ const std::vector<std::string> kParallelismKeys = {
     "fsdp"};
 const std::vector<std::string> kBatchKeys = {"global", "micro", "seq_len"};
 const std::vector<std::string> kRecomputeKeys = {"mode", "layers"};
-const std::vector<std::string> kFrameworkKeys = {"tp_comm_overlap", "overlap_grad_reduce",
+const std::vector<std::string> kFrameworkKeys = {"tp_comm_overlap",      "overlap_grad_reduce",
                                                  "overlap_param_gather", "bucket_params",
-                                                 "kernel_gap"};
+                                                 "kernel_gap",           "kernel_efficiency"};
 const std::vector<std::string> kSizeRangeKeys = {"min", "max", "factor"};
 const std::vector<std::string> kGroupKeys = {"gpus"};
 
@@ -335,9 +335,25 @@ CollectiveParams load_collective_params(const SystemSpec& system, const std::str
   return p;
 }
 
+FrameworkOptions load_framework_defaults(const std::string& data_dir) {
+  FrameworkOptions fw;
+  const std::string path = data_dir + "/calibration/framework.json";
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return fw;
+  const json j = parse_strict(read_file(path), path);
+  const Obj o(j, path, "",
+              {"kernel_gap", "kernel_efficiency", "fitted_by", "fitted_on", "mape_pct"});
+  fw.kernel_gap = o.time("kernel_gap");
+  fw.kernel_efficiency = o.number("kernel_efficiency", 0.05, 1.0);
+  return fw;
+}
+
+namespace {
+
 TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec& system,
                                const std::string& data_dir) {
   TrainingWorkload t;
+  t.fw = load_framework_defaults(data_dir);
   const json& mj = w.get("model");
   if (mj.is_string()) {
     t.model_ref = mj.get<std::string>();
@@ -402,12 +418,16 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
     if (f.has("bucket_params"))
       t.fw.bucket_params = f.integer("bucket_params", 1, int64_t{1} << 40);
     if (f.has("kernel_gap")) t.fw.kernel_gap = f.time("kernel_gap");
+    if (f.has("kernel_efficiency"))
+      t.fw.kernel_efficiency = f.number("kernel_efficiency", 0.05, 1.0);
   }
   if (w.has("symmetry")) t.symmetry = w.boolean("symmetry");
   const int per_domain = system.node.gpus * system.scale_up.domain_nodes;
   check_parallel_config(t.model, p, t.gpus, per_domain, w.file(), w.ptr());
   return t;
 }
+
+}  // namespace
 
 Scenario parse_scenario(const std::string& text, const std::string& file,
                         const LoadOptions& options) {

@@ -71,6 +71,10 @@ std::vector<std::string> known_systems(const std::string& data_dir);
 // Collective calibration for a system (calibration/collectives.json).
 CollectiveParams load_collective_params(const SystemSpec& system, const std::string& data_dir);
 
+// Global framework parameters (calibration/framework.json): the defaults of every training
+// workload's "framework" object. Missing file = the built-in defaults (gap 0, efficiency 1).
+FrameworkOptions load_framework_defaults(const std::string& data_dir);
+
 // Keys the scenario loader accepts, by JSON pointer pattern ("" = top level; "/workload#training"
 // is the workload object when its type is "training"). The JSON Schema in
 // scenarios/schema/ must list the same keys (a test checks it).

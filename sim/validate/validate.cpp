@@ -9,6 +9,7 @@
 #include "scenario/scenario.h"
 #include "topo/topology.h"
 #include "validate/validate.h"
+#include "validate/validate_training.h"
 
 namespace fleetsim {
 namespace {
@@ -33,7 +34,8 @@ struct SystemCache {
 
 }  // namespace
 
-ValidationReport validate_reference(const std::string& csv_path, const std::string& data_dir) {
+ValidationReport validate_reference(const std::string& csv_path, const std::string& data_dir,
+                                    const ValidateOptions& options) {
   const CsvTable t = parse_csv(read_text_file(csv_path), csv_path);
   std::map<std::string, size_t> col;
   for (size_t i = 0; i < t.header.size(); ++i)
@@ -46,6 +48,7 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
   ValidationReport rep;
   rep.reference = csv_path;
   SystemCache cache;
+  TrainingCache training_cache;
   const std::regex size_re(R"(msg_bytes\s*[~=]+\s*(\d+))");
   double sum_large = 0, sum_small = 0;
 
@@ -73,7 +76,19 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
     CollOp op;
     const std::string model = v.model == "alltoall" ? "all_to_all" : v.model;
     if (!parse_coll_op(model, &op)) {
-      skip("not a collective row (training throughput rows need the step simulator)");
+      v.training = true;
+      std::map<std::string, std::string> fields;
+      for (size_t c = 0; c < t.header.size(); ++c)
+        fields[t.header[c]] = row[c];
+      std::string why;
+      if (!predict_training_row(fields, data_dir, options, training_cache, &v, &why)) {
+        skip(why);
+        continue;
+      }
+      v.error_pct = (v.predicted - v.measured) / v.measured * 100.0;
+      sum_large += std::fabs(v.error_pct);
+      ++rep.n_rows;
+      rep.rows.push_back(v);
       continue;
     }
     if (v.metric.rfind("busbw", 0) != 0) {
@@ -164,6 +179,15 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
     rep.rows.push_back(v);
   }
   rep.mape_pct = rep.n_rows ? sum_large / rep.n_rows : 0.0;
+  for (const auto& v : rep.rows) {
+    if (v.skipped || v.small) continue;
+    rep.max_abs_error_pct = std::max(rep.max_abs_error_pct, std::fabs(v.error_pct));
+    auto& [sum, n] = rep.mape_by_hardware[v.hardware];
+    sum += std::fabs(v.error_pct);
+    ++n;
+  }
+  for (auto& [hw, e] : rep.mape_by_hardware)
+    e.first /= e.second;
   rep.mape_small_pct = rep.n_small ? sum_small / rep.n_small : 0.0;
   return rep;
 }

@@ -47,9 +47,11 @@ DType gemm_dtype(PrecisionRecipe p) {
 // Accumulates the kernels of one block, cutting a new Segment at each synchronisation.
 class Builder {
  public:
-  Builder(const char* name, Time gap) : gap_(gap) { cur_.name = name; }
+  Builder(const char* name, Time gap, double efficiency) : gap_(gap), eff_(efficiency) {
+    cur_.name = name;
+  }
   void kernel(Time t, double flops = 0) {
-    cur_.compute += t + gap_;
+    cur_.compute += Time::from_ps(static_cast<int64_t>(std::llround(t.ps() / eff_))) + gap_;
     blk_.flops += flops;
     blk_.kernels++;
   }
@@ -76,6 +78,7 @@ class Builder {
 
  private:
   Time gap_;
+  double eff_;
   Segment cur_;
   Block blk_;
 };
@@ -158,7 +161,7 @@ Block LayerCostModel::build_layer(int layer, bool backward) {
       (p.recompute_layers == 0 || (layer % std::max(1, m.layers / p.pp)) < p.recompute_layers);
   const bool selective = backward && p.recompute == Recompute::kSelective;
 
-  Builder b(backward ? "layer backward" : "layer forward", fw_.kernel_gap);
+  Builder b(backward ? "layer backward" : "layer forward", fw_.kernel_gap, fw_.kernel_efficiency);
   auto mem = [&](double bytes) { b.kernel(c_.memory_bound(bytes)); };
   auto quant = [&](double elements) {
     if (!lowp) return;
@@ -360,7 +363,7 @@ Block LayerCostModel::build_layer(int layer, bool backward) {
 }
 
 Block LayerCostModel::build_embedding(bool backward) {
-  Builder b(backward ? "embedding backward" : "embedding", fw_.kernel_gap);
+  Builder b(backward ? "embedding backward" : "embedding", fw_.kernel_gap, fw_.kernel_efficiency);
   const double T = static_cast<double>(p_.micro_batch) * p_.seq_len / p_.cp;
   const double rows = (p_.sequence_parallel && p_.tp > 1) ? T / p_.tp : T;
   b.kernel(c_.memory_bound(rows * static_cast<double>(m_.hidden) * 2.0 * (backward ? 3.0 : 2.0)));
@@ -369,7 +372,7 @@ Block LayerCostModel::build_embedding(bool backward) {
 
 Block LayerCostModel::build_head(bool backward) {
   const ParallelConfig& p = p_;
-  Builder b(backward ? "head backward" : "head", fw_.kernel_gap);
+  Builder b(backward ? "head backward" : "head", fw_.kernel_gap, fw_.kernel_efficiency);
   const DType gd = gemm_dtype(p.precision);
   const double T = static_cast<double>(p.micro_batch) * p.seq_len / p.cp;
   const bool sp = p.sequence_parallel && p.tp > 1;
@@ -440,7 +443,8 @@ Time LayerCostModel::optimizer_time(int stage) {
   }
   // Adam: read FP32 master, m, v and the FP32 gradient, write master, m, v and the BF16
   // parameter copy: 4·4 + 3·4 + 2 = 30 bytes per parameter; plus the gradient-norm pass (4 B).
-  return c_.memory_bound((dense + expert) * 34.0);
+  const Time t = c_.memory_bound((dense + expert) * 34.0);
+  return Time::from_ps(static_cast<int64_t>(std::llround(t.ps() / fw_.kernel_efficiency)));
 }
 
 }  // namespace fleetsim

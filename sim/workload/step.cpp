@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <numeric>
 #include <set>
@@ -167,8 +169,15 @@ std::vector<int> group_of(const Geometry& G, Dim d, int g) {
 
 class CommModel {
  public:
-  CommModel(const Topology& topo, const CollectiveParams& params, const Geometry& G, uint64_t seed)
-      : topo_(topo), params_(params), G_(G), seed_(seed) {}
+  CommModel(const Topology& topo, const CollectiveParams& params, const Geometry& G, uint64_t seed,
+            int ranks_per_domain)
+      : topo_(topo), params_(params), G_(G), seed_(seed), rpd_(ranks_per_domain) {}
+
+  // Physical GPU of rank r.
+  int gpu_of(int r) const {
+    if (rpd_ <= 0) return r;
+    return (r / rpd_) * topo_.gpus_per_domain() + r % rpd_;
+  }
 
   Time time(Dim d, CollOp op, double bytes) {
     if (bytes <= 0) return Time::zero();
@@ -197,20 +206,24 @@ class CommModel {
   std::vector<std::vector<int>> colocated_groups(Dim d) {
     auto cached = groups_.find(static_cast<int>(d));
     if (cached != groups_.end()) return cached->second;
+    // Groups in rank space; nodes in physical space.
     const std::vector<int> g0 = group_of(G_, d, 0);
     std::set<int> nodes;
     for (int g : g0)
-      nodes.insert(topo_.node_of(g));
+      nodes.insert(topo_.node_of(gpu_of(g)));
+    std::vector<int> rank_of_gpu(topo_.gpus(), -1);
+    for (int r = 0; r < G_.world; ++r)
+      rank_of_gpu[gpu_of(r)] = r;
     std::vector<std::vector<int>> out;
     std::set<int> taken;
     for (int n : nodes) {
       for (int l = 0; l < topo_.gpus_per_node(); ++l) {
-        const int g = n * topo_.gpus_per_node() + l;
-        if (g >= G_.world || taken.count(g)) continue;
+        const int g = rank_of_gpu[n * topo_.gpus_per_node() + l];
+        if (g < 0 || taken.count(g)) continue;
         std::vector<int> grp = group_of(G_, d, g);
         bool inside = true;
         for (int x : grp)
-          inside = inside && nodes.count(topo_.node_of(x)) > 0;
+          inside = inside && nodes.count(topo_.node_of(gpu_of(x))) > 0;
         if (!inside || grp.size() < 2) continue;
         // Only groups whose first member is `g` are new (avoid duplicates).
         if (grp.front() != g && d != Dim::kPp) {
@@ -225,6 +238,9 @@ class CommModel {
       }
     }
     if (out.empty()) out.push_back(g0);
+    for (auto& grp : out)
+      for (int& x : grp)
+        x = gpu_of(x);
     groups_.emplace(static_cast<int>(d), out);
     return out;
   }
@@ -246,10 +262,27 @@ class CommModel {
       FlowNetwork net(sim, topo_.links());
       Done done;
       done.end.assign(groups.size(), Time::zero());
+      std::vector<CollectivePlan> plans;
+      try {
+        for (size_t i = 0; i < groups.size(); ++i)
+          plans.push_back(plan_collective(topo_, params_, op, a, size, groups[i], seed_ + i));
+      } catch (const InternalError& e) {
+        if (std::getenv("FLEETSIM_DEBUG")) {
+          std::fprintf(stderr, "%s %s groups=%zu\n", to_string(a), e.what(), groups.size());
+          for (auto& gg : groups) {
+            std::map<int, int> dc;
+            for (int x : gg)
+              dc[topo_.domain_of(x)]++;
+            for (auto& [k, v] : dc)
+              std::fprintf(stderr, " d%d:%d", k, v);
+            std::fprintf(stderr, " |");
+          }
+        }
+        continue;  // this algorithm cannot run on the placement (e.g. uneven NVLink domains)
+      }
       std::vector<std::unique_ptr<CollectiveRun>> runs;
       for (size_t i = 0; i < groups.size(); ++i) {
-        runs.push_back(std::make_unique<CollectiveRun>(
-            params_, plan_collective(topo_, params_, op, a, size, groups[i], seed_ + i)));
+        runs.push_back(std::make_unique<CollectiveRun>(params_, std::move(plans[i])));
         runs.back()->start(sim, net, &done, i);
       }
       sim.run();
@@ -266,6 +299,12 @@ class CommModel {
           if (lb[l] > 0) best_links.emplace_back(l, lb[l] * share);
       }
     }
+    if (best == Time::infinite()) {
+      throw InputError("", "/workload/parallelism",
+                       std::string("no collective algorithm can run the ") + dim_name(d) + " " +
+                           to_string(op) +
+                           " on this rank placement (groups split unevenly over NVLink domains)");
+    }
     link_memo_[std::make_tuple(static_cast<int>(d), static_cast<int>(op),
                                static_cast<int64_t>(std::llround(bytes)))] = best_links;
     return best;
@@ -275,6 +314,7 @@ class CommModel {
   const CollectiveParams& params_;
   const Geometry& G_;
   uint64_t seed_;
+  int rpd_;
   std::map<std::tuple<int, int, int64_t>, Time> memo_;
   std::map<std::tuple<int, int, int64_t>, std::vector<std::pair<uint32_t, double>>> link_memo_;
   std::map<int, std::vector<std::vector<int>>> groups_;
@@ -689,7 +729,12 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
   res.micro_batches = M;
   res.bubble_fraction_closed_form = bubble_fraction(p.pp, p.vp, M);
 
-  CommModel comm(topo, cparams, G, in.seed);
+  if (in.ranks_per_domain > 0) {
+    const int domains_needed = (G.world + in.ranks_per_domain - 1) / in.ranks_per_domain;
+    FLEETSIM_ASSERT(in.ranks_per_domain <= topo.gpus_per_domain() &&
+                    domains_needed <= topo.domains());
+  }
+  CommModel comm(topo, cparams, G, in.seed, in.ranks_per_domain);
   LayerCostModel costs(m, p, in.fw, compute,
                        [&](Dim d, CollOp op, double bytes) { return comm.time(d, op, bytes); });
 
@@ -737,6 +782,7 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
       if (v == 0) buckets[c].back().dense += costs.embedding_rank_params();
       if (v == V - 1) buckets[c].front().dense += costs.head_rank_params();
       for (auto& b : buckets[c]) {
+        if (p.fsdp) break;  // FSDP reduces per layer, not per bucket
         const bool dist = p.distributed_optimizer && !p.fsdp;
         if (p.dp * p.cp > 1 && b.dense > 0) {
           b.slot_rs = st.dp_slots++;
@@ -791,12 +837,13 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
     // launched at the start of the step (it belongs to the previous optimizer step).
     const bool dist = p.distributed_optimizer && !p.fsdp;
     if (dist && in.fw.overlap_param_gather) {
+      // In forward order: buckets were formed backward, so the last bucket holds the first
+      // layers.
       for (int c = 0; c < p.vp; ++c)
-        for (const auto& b : buckets[c]) {
-          launch(Dim::kDp, b.slot_ag, CollOp::kAllGather, b.dense * param_bytes * p.dp * p.cp,
+        for (auto it = buckets[c].rbegin(); it != buckets[c].rend(); ++it) {
+          launch(Dim::kDp, it->slot_ag, CollOp::kAllGather, it->dense * param_bytes,
                  "param all-gather");
-          launch(Dim::kEdp, b.slot_eag, CollOp::kAllGather,
-                 b.expert * param_bytes * ((p.tp * p.cp * p.dp) / (p.ep * p.etp)),
+          launch(Dim::kEdp, it->slot_eag, CollOp::kAllGather, it->expert * param_bytes,
                  "expert param all-gather");
         }
     }
@@ -807,21 +854,30 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
       const int n = per_v[v];
       if (step.forward) {
         if (v > 0) prog.push_back(Instr{Op::kRecv, Dim::kPp, 0, c, step.mb});
-        if (fwd_seen[c]++ == 0 && dist && in.fw.overlap_param_gather) {
-          // First forward of the chunk needs its parameters: wait for the chunk's gathers.
-          for (const auto& b : buckets[c]) {
-            wait(b.slot_ag);
-            wait(b.slot_eag);
-          }
+        // The chunk's first forward waits, layer by layer, for the bucket holding the layer.
+        const bool first_fwd = fwd_seen[c]++ == 0 && dist && in.fw.overlap_param_gather;
+        if (first_fwd && v == 0) {
+          wait(buckets[c].back().slot_ag);
+          wait(buckets[c].back().slot_eag);
         }
         if (v == 0) emit_segments(costs.embedding(false));
+        // FSDP gathers each layer's parameters one layer ahead (prefetch), as PyTorch FSDP
+        // and Megatron-FSDP do.
+        std::vector<int> ag_slot(n, -1);
+        auto fsdp_gather = [&](int i) {
+          if (!p.fsdp || i < 0 || i >= n) return;
+          ag_slot[i] = st.dp_slots++;
+          launch(Dim::kDp, ag_slot[i], CollOp::kAllGather,
+                 costs.rank_params(first_layer[v] + i).dense * param_bytes, "fsdp all-gather");
+        };
+        fsdp_gather(0);
         for (int i = 0; i < n; ++i) {
           const int layer = first_layer[v] + i;
-          if (p.fsdp) {
-            const int slot = st.dp_slots++;
-            launch(Dim::kDp, slot, CollOp::kAllGather,
-                   costs.rank_params(layer).dense * param_bytes * p.dp, "fsdp all-gather");
-            wait(slot);
+          fsdp_gather(i + 1);
+          if (p.fsdp) wait(ag_slot[i]);
+          if (first_fwd) {
+            wait(buckets[c][layer_bucket[c][i]].slot_ag);
+            wait(buckets[c][layer_bucket[c][i]].slot_eag);
           }
           emit_segments(costs.layer(layer, false));
         }
@@ -837,29 +893,31 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
         const bool last_mb = ++bwd_seen[c] == M;
         if (v < V - 1) prog.push_back(Instr{Op::kRecv, Dim::kPp, 1, c, step.mb});
         if (v == V - 1) emit_segments(costs.head(true));
+        std::vector<int> ag_slot(n, -1);
+        auto fsdp_gather = [&](int i) {
+          if (!p.fsdp || i < 0 || i >= n) return;
+          ag_slot[i] = st.dp_slots++;
+          launch(Dim::kDp, ag_slot[i], CollOp::kAllGather,
+                 costs.rank_params(first_layer[v] + i).dense * param_bytes, "fsdp all-gather");
+        };
+        fsdp_gather(n - 1);
         for (int i = n - 1; i >= 0; --i) {
           const int layer = first_layer[v] + i;
-          if (p.fsdp) {
-            const int slot = st.dp_slots++;
-            launch(Dim::kDp, slot, CollOp::kAllGather,
-                   costs.rank_params(layer).dense * param_bytes * p.dp, "fsdp all-gather");
-            wait(slot);
-          }
+          fsdp_gather(i - 1);
+          if (p.fsdp) wait(ag_slot[i]);
           emit_segments(costs.layer(layer, true));
           if (p.fsdp) {
             const int slot = st.dp_slots++;
             launch(Dim::kDp, slot, CollOp::kReduceScatter,
-                   costs.rank_params(layer).dense * grad_bytes * p.dp, "fsdp reduce-scatter");
+                   costs.rank_params(layer).dense * grad_bytes, "fsdp reduce-scatter");
             if (!in.fw.overlap_grad_reduce) wait(slot);
           }
           // Last micro-batch: a bucket is reduced as soon as all its layers have gradients.
           if (last_mb && !p.fsdp && in.fw.overlap_grad_reduce &&
               (i == 0 || layer_bucket[c][i - 1] != layer_bucket[c][i])) {
             const Bucket& b = buckets[c][layer_bucket[c][i]];
-            launch(Dim::kDp, b.slot_rs, grad_op, b.dense * grad_bytes * p.dp * p.cp, "grad reduce");
-            launch(Dim::kEdp, b.slot_ers, grad_op,
-                   b.expert * grad_bytes * ((p.tp * p.cp * p.dp) / (p.ep * p.etp)),
-                   "expert grad reduce");
+            launch(Dim::kDp, b.slot_rs, grad_op, b.dense * grad_bytes, "grad reduce");
+            launch(Dim::kEdp, b.slot_ers, grad_op, b.expert * grad_bytes, "expert grad reduce");
           }
         }
         if (v == 0) emit_segments(costs.embedding(true));
@@ -876,10 +934,8 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
     if (!p.fsdp && !in.fw.overlap_grad_reduce) {
       for (int c = 0; c < p.vp; ++c)
         for (const auto& b : buckets[c]) {
-          launch(Dim::kDp, b.slot_rs, grad_op, b.dense * grad_bytes * p.dp * p.cp, "grad reduce");
-          launch(Dim::kEdp, b.slot_ers, grad_op,
-                 b.expert * grad_bytes * ((p.tp * p.cp * p.dp) / (p.ep * p.etp)),
-                 "expert grad reduce");
+          launch(Dim::kDp, b.slot_rs, grad_op, b.dense * grad_bytes, "grad reduce");
+          launch(Dim::kEdp, b.slot_ers, grad_op, b.expert * grad_bytes, "expert grad reduce");
         }
     }
     // Wait for every gradient reduction, then the optimizer step.
@@ -902,10 +958,9 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
     if (dist && !in.fw.overlap_param_gather) {
       for (int c = 0; c < p.vp; ++c)
         for (const auto& b : buckets[c]) {
-          launch(Dim::kDp, b.slot_ag, CollOp::kAllGather, b.dense * param_bytes * p.dp * p.cp,
+          launch(Dim::kDp, b.slot_ag, CollOp::kAllGather, b.dense * param_bytes,
                  "param all-gather");
-          launch(Dim::kEdp, b.slot_eag, CollOp::kAllGather,
-                 b.expert * param_bytes * ((p.tp * p.cp * p.dp) / (p.ep * p.etp)),
+          launch(Dim::kEdp, b.slot_eag, CollOp::kAllGather, b.expert * param_bytes,
                  "expert param all-gather");
           wait(b.slot_ag);
           wait(b.slot_eag);
@@ -936,10 +991,14 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
   size_t crit = 0;
   const auto& units = engine.units();
   for (size_t i = 0; i < units.size(); ++i) {
-    if (units[i].pc < stages[G.stage_of_unit(engine.unit_ids()[i])].prog.size())
-      throw InternalError("step simulation deadlocked: unit " +
-                          std::to_string(engine.unit_ids()[i]) + " stopped at instruction " +
-                          std::to_string(units[i].pc));
+    if (units[i].pc < stages[G.stage_of_unit(engine.unit_ids()[i])].prog.size()) {
+      const Instr& at = stages[G.stage_of_unit(engine.unit_ids()[i])].prog[units[i].pc];
+      throw InternalError(
+          "step simulation deadlocked: unit " + std::to_string(engine.unit_ids()[i]) +
+          " stopped at instruction " + std::to_string(units[i].pc) + " (op " +
+          std::to_string(static_cast<int>(at.op)) + ", slot " + std::to_string(at.slot) +
+          ", chunk " + std::to_string(at.chunk) + ", micro-batch " + std::to_string(at.mb) + ")");
+    }
     if (units[i].end > step_ps) {
       step_ps = units[i].end;
       crit = i;

@@ -40,9 +40,14 @@ struct FrameworkOptions {
   bool overlap_grad_reduce = true;     // DP gradient reduction overlapped with backward
   bool overlap_param_gather = true;    // distributed-optimizer parameter all-gather with forward
   int64_t bucket_params = 40'000'000;  // DP bucket size in parameters (Megatron default)
-  // Host-side gap between consecutive kernels on the compute stream (launch + framework
-  // overhead), charged once per kernel. A global parameter (see calibration/FRAMEWORK.md).
+  // Global framework parameters (calibration/framework.json, fitted by
+  // calibration/fit_framework.py on end-to-end rows; the same values for every model):
+  // host-side gap between consecutive kernels on the compute stream (launch + framework
+  // overhead), charged once per kernel, and the fraction of its isolated-benchmark speed a
+  // kernel sustains inside a training step (clocks under sustained power, cache pollution by
+  // concurrent communication kernels).
   Time kernel_gap = Time::from_ns(0);
+  double kernel_efficiency = 1.0;
 };
 
 struct StepInput {
@@ -56,6 +61,10 @@ struct StepInput {
   std::vector<double> gpu_speed;
   bool want_trace = false;
   uint64_t seed = 1;
+  // Ranks placed per NVLink domain (0 = fill every domain). Rank r runs on GPU
+  // (r / ranks_per_domain) · gpus_per_domain + r % ranks_per_domain, e.g. 64 of the 72 GPUs
+  // of an NVL72 rack so that power-of-two groups stay inside one domain.
+  int ranks_per_domain = 0;
 };
 
 struct TimeBreakdown {  // per step, seconds, for the critical rank (see README "Metrics")

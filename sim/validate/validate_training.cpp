@@ -1,0 +1,178 @@
+#include "validate/validate_training.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <regex>
+
+#include "core/error.h"
+#include "scenario/model_loader.h"
+#include "scenario/scenario.h"
+#include "topo/topology.h"
+#include "workload/step.h"
+
+namespace fleetsim {
+namespace {
+
+bool has(const std::string& s, const char* sub) {
+  return s.find(sub) != std::string::npos;
+}
+
+std::string get(const std::map<std::string, std::string>& f, const char* k) {
+  auto it = f.find(k);
+  return it == f.end() ? "" : it->second;
+}
+
+// Empty cells mean "not used" (1) in the throughput tables.
+bool int_or(const std::string& s, int dflt, int* out) {
+  if (s.empty()) {
+    *out = dflt;
+    return true;
+  }
+  try {
+    size_t pos = 0;
+    const long v = std::stol(s, &pos);
+    if (pos != s.size() || v < 1 || v > (1 << 24)) return false;
+    *out = static_cast<int>(v);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+std::string system_for(const std::string& hw) {
+  if (hw == "DGX-GB200") return "dgx-gb200-nvl72";
+  if (hw == "DGX-B200") return "dgx-b200";
+  if (hw == "DGX-H100") return "dgx-h100";
+  return "";
+}
+
+}  // namespace
+
+bool predict_training_row(const std::map<std::string, std::string>& f, const std::string& data_dir,
+                          const ValidateOptions& options, TrainingCache& cache, ValidationRow* v,
+                          std::string* why) {
+  const std::string notes = get(f, "notes");
+  if (v->metric != "tokens_per_sec_per_gpu") {
+    *why = "metric '" + v->metric +
+           "' restates the tokens/s/GPU row of the same run through NeMo's FLOP formula "
+           "(the formula is checked in tests/workload)";
+    return false;
+  }
+  std::smatch m;
+  static const std::regex task_re(R"(task=([A-Za-z-]+))");
+  if (std::regex_search(notes, m, task_re)) {
+    const std::string task = m[1].str();
+    if (task != "Pre-Training" && task != "pretrain") {
+      *why = "task '" + task +
+             "': fine-tuning (packed SQuAD sequences, frozen weights with LoRA) is not modelled";
+      return false;
+    }
+  }
+  v->system = system_for(v->hardware);
+  if (v->system.empty()) {
+    *why = "no fleetsim topology for hardware '" + v->hardware + "'";
+    return false;
+  }
+  // Model: the name without the parenthesised variant, which selects options.
+  std::string name = v->model;
+  std::string variant;
+  if (const auto p = name.find(" ("); p != std::string::npos) {
+    variant = name.substr(p + 2, name.size() - p - 3);
+    name = name.substr(0, p);
+  }
+  ModelSpec model;
+  try {
+    model = load_model(name, data_dir);
+  } catch (const InputError& e) {
+    *why = "no model definition: " + e.message();
+    return false;
+  }
+  if (variant == "w/o MTP") model.mtp_layers = 0;
+  if (model.benchmark_vocab > 0) model.vocab = model.benchmark_vocab;
+
+  ParallelConfig p;
+  int gbs = 0;
+  const std::string gbs_s = get(f, "gbs");
+  if (gbs_s.empty()) {
+    *why = "global batch size not given";
+    return false;
+  }
+  if (!int_or(gbs_s, 0, &gbs) || !int_or(get(f, "mbs"), 1, &p.micro_batch) ||
+      !int_or(get(f, "seq_len"), 0, &p.seq_len) || !int_or(get(f, "tp"), 1, &p.tp) ||
+      !int_or(get(f, "pp"), 1, &p.pp) || !int_or(get(f, "cp"), 1, &p.cp) ||
+      !int_or(get(f, "vp"), 1, &p.vp) || !int_or(get(f, "ep"), 1, &p.ep) ||
+      !int_or(get(f, "etp"), 1, &p.etp) || p.seq_len < 1) {
+    *why = "a batch or parallel column is not a positive integer";
+    return false;
+  }
+  p.global_batch = gbs;
+  const int world = v->num_gpus;
+  if (world % (p.tp * p.pp * p.cp) != 0) {
+    *why = "tp·pp·cp does not divide num_gpus";
+    return false;
+  }
+  p.dp = world / (p.tp * p.pp * p.cp);
+  static const std::regex fsdp_re(R"(FSDP=(\d+))");
+  if (std::regex_search(notes, m, fsdp_re) && std::stoi(m[1].str()) > 0) p.fsdp = true;
+  // Precision: the column, or for the 25.09 tables without one, the page's footnote (primary
+  // value FP8 with current scaling, parenthesised value MXFP8).
+  const std::string prec = get(f, "precision");
+  if (prec == "BF16") {
+    p.precision = PrecisionRecipe::kBf16;
+  } else if (prec == "FP8-CS" || (prec == "FP8" && has(notes, "current-step scaling"))) {
+    p.precision = PrecisionRecipe::kFp8Current;
+  } else if (prec == "FP8") {
+    p.precision = PrecisionRecipe::kFp8Delayed;
+  } else if (prec == "FP8-MX" || prec == "MXFP8") {
+    p.precision = PrecisionRecipe::kMxfp8;
+  } else if (prec == "NVFP4") {
+    p.precision = PrecisionRecipe::kNvfp4;
+  } else if (prec.empty() && has(notes, "parenthesised variant")) {
+    p.precision = PrecisionRecipe::kMxfp8;
+  } else if (prec.empty() && has(notes, "primary (non-parenthesised)")) {
+    p.precision = PrecisionRecipe::kFp8Current;
+  } else {
+    *why = "precision '" + prec + "' not recognised";
+    return false;
+  }
+
+  if (!cache.compute.count(v->system)) {
+    const SystemSpec s = load_system(v->system, data_dir);
+    cache.compute[v->system] = std::make_shared<ComputeModel>(ComputeModel::load(s.gpu, data_dir));
+  }
+  const SystemSpec sys = load_system(v->system, data_dir);
+  const CollectiveParams cparams = load_collective_params(sys, data_dir);
+  const int per_domain = sys.node.gpus * sys.scale_up.domain_nodes;
+  try {
+    check_parallel_config(model, p, world, per_domain, "row", "");
+  } catch (const InputError& e) {
+    *why = "configuration not modelled: " + e.message();
+    return false;
+  }
+  // NVL72 racks: jobs use 16 of the 18 compute trays (64 GPUs) per NVLink domain so that
+  // power-of-two TP / EP / DP groups stay inside one domain (README, "Validation").
+  const int used_per_domain = per_domain >= 64 ? 64 : per_domain;
+  const int domains = (world + used_per_domain - 1) / used_per_domain;
+  const Topology topo(sys, sys.fabric, domains * sys.scale_up.domain_nodes);
+
+  StepInput in;
+  in.ranks_per_domain = used_per_domain < per_domain ? used_per_domain : 0;
+  in.model = model;
+  in.par = p;
+  // NeMo's performance recipes overlap TP communication with GEMMs whenever tp > 1, and overlap
+  // the distributed optimizer's gradient reduce-scatter and parameter all-gather.
+  in.fw = load_framework_defaults(data_dir);
+  if (options.kernel_gap_us >= 0) in.fw.kernel_gap = Time::from_us(options.kernel_gap_us);
+  if (options.kernel_efficiency > 0) in.fw.kernel_efficiency = options.kernel_efficiency;
+  in.fw.tp_comm_overlap = p.tp > 1;
+  const StepResult r = simulate_step(in, topo, cparams, *cache.compute[v->system]);
+  v->predicted = r.tokens_per_s_per_gpu;
+  char cfg[160];
+  std::snprintf(cfg, sizeof cfg, "tp%d pp%d cp%d vp%d ep%d dp%d gbs%d mbs%d seq%d %s%s", p.tp, p.pp,
+                p.cp, p.vp, p.ep, p.dp, p.global_batch, p.micro_batch, p.seq_len,
+                to_string(p.precision), p.fsdp ? " fsdp" : "");
+  v->config = cfg;
+  return true;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,171 @@
+// Step simulator (sim/workload/step.cpp): pipeline schedules against their closed forms,
+// configuration checks, determinism, symmetry mode and slow GPUs.
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "scenario/model_loader.h"
+#include "scenario/scenario.h"
+#include "workload/step.h"
+
+using namespace fleetsim;
+
+namespace {
+const std::string kRoot = FLEETSIM_SOURCE_DIR;
+
+// A uniform 16-layer model with a 128-token vocabulary, so the embedding and the LM head are
+// negligible and every pipeline stage does the same work.
+ModelSpec uniform_model() {
+  ModelSpec m = load_model("llama3-8b", kRoot);
+  m.layers = 16;
+  m.vocab = 128;
+  m.benchmark_vocab = 128;
+  return m;
+}
+
+struct Fixture {
+  SystemSpec sys = load_system("dgx-b200", kRoot);
+  CollectiveParams cp = load_collective_params(sys, kRoot);
+  ComputeModel compute = ComputeModel::load(sys.gpu, kRoot);
+  Topology topo{sys, sys.fabric, 1};
+};
+
+StepResult run(Fixture& f, const ModelSpec& m, int pp, int vp, int micro_batches) {
+  StepInput in;
+  in.model = m;
+  in.par.pp = pp;
+  in.par.vp = vp;
+  in.par.dp = 1;
+  in.par.seq_len = 4096;
+  in.par.micro_batch = 1;
+  in.par.global_batch = micro_batches;
+  in.par.precision = PrecisionRecipe::kBf16;
+  return simulate_step(in, f.topo, f.cp, f.compute);
+}
+}  // namespace
+
+TEST_CASE("closed-form bubble fraction") {
+  // Narayanan et al. 2021: (p − 1) / (v · m).
+  CHECK(bubble_fraction(4, 1, 8) == Approx(3.0 / 8));
+  CHECK(bubble_fraction(8, 4, 32) == Approx(7.0 / 128));
+  CHECK(bubble_fraction(1, 1, 8) == 0.0);
+}
+
+TEST_CASE("1F1B pipeline: step time follows (m + p − 1)·(t_f + t_b)") {
+  Fixture f;
+  const ModelSpec m = uniform_model();
+  // With identical stages, 1F1B takes (m + p − 1) slots of one micro-batch's forward + backward
+  // per stage, plus the optimizer step. Two runs give the slot time; the bubble then follows.
+  const StepResult a = run(f, m, 4, 1, 8);
+  const StepResult b = run(f, m, 4, 1, 32);
+  const double slot = (b.step_time_s - a.step_time_s) / 24.0;
+  const double opt = a.breakdown.optimizer;
+  CHECK(a.step_time_s == Approx((8 + 3) * slot + opt).epsilon(0.02));
+  // The bubble the critical rank measured is (p − 1) slots.
+  CHECK(a.breakdown.bubble + a.breakdown.pp_exposed == Approx(3 * slot).epsilon(0.05));
+  CHECK(a.bubble_fraction_closed_form == Approx(3.0 / 8));
+}
+
+TEST_CASE("interleaved pipeline: bubble shrinks by the number of chunks") {
+  Fixture f;
+  const ModelSpec m = uniform_model();
+  // Interleaved 1F1B: (m + (p − 1)/v) slots.
+  const StepResult a = run(f, m, 4, 2, 8);
+  const StepResult b = run(f, m, 4, 2, 32);
+  const double slot = (b.step_time_s - a.step_time_s) / 24.0;
+  CHECK(a.step_time_s == Approx((8 + 3.0 / 2) * slot + a.breakdown.optimizer).epsilon(0.03));
+  // And it is faster than 1F1B with the same micro-batches.
+  CHECK(a.step_time_s < run(f, m, 4, 1, 8).step_time_s);
+}
+
+TEST_CASE("same input gives the same step, trace included") {
+  Fixture f;
+  StepInput in;
+  in.model = uniform_model();
+  in.par.tp = 2;
+  in.par.pp = 2;
+  in.par.dp = 2;
+  in.par.seq_len = 2048;
+  in.par.global_batch = 8;
+  in.want_trace = true;
+  const StepResult a = simulate_step(in, f.topo, f.cp, f.compute);
+  const StepResult b = simulate_step(in, f.topo, f.cp, f.compute);
+  CHECK(a.step_time_s == b.step_time_s);
+  REQUIRE(a.trace.size() == b.trace.size());
+  for (size_t i = 0; i < a.trace.size(); ++i) {
+    CHECK(a.trace[i].start_us == b.trace[i].start_us);
+    CHECK(a.trace[i].dur_us == b.trace[i].dur_us);
+  }
+}
+
+TEST_CASE("symmetry mode matches every-rank simulation while ranks are identical") {
+  Fixture f;
+  StepInput in;
+  in.model = uniform_model();
+  in.par.tp = 2;
+  in.par.pp = 2;
+  in.par.dp = 2;
+  in.par.seq_len = 2048;
+  in.par.global_batch = 8;
+  const StepResult all = simulate_step(in, f.topo, f.cp, f.compute);
+  in.symmetry = true;
+  const StepResult sym = simulate_step(in, f.topo, f.cp, f.compute);
+  CHECK(sym.units_simulated * 2 == all.units_simulated);
+  CHECK(sym.step_time_s == Approx(all.step_time_s).epsilon(1e-9));
+  // A slow GPU breaks the symmetry: the mode is refused and every rank runs.
+  in.gpu_speed.assign(8, 1.0);
+  in.gpu_speed[5] = 0.5;
+  const StepResult slow = simulate_step(in, f.topo, f.cp, f.compute);
+  CHECK(slow.units_simulated == all.units_simulated);
+  CHECK(slow.step_time_s > all.step_time_s * 1.2);
+}
+
+TEST_CASE("a GPU at half speed slows every synchronous rank") {
+  Fixture f;
+  StepInput in;
+  in.model = uniform_model();
+  in.par.dp = 8;
+  in.par.seq_len = 2048;
+  in.par.global_batch = 8;
+  const double base = simulate_step(in, f.topo, f.cp, f.compute).step_time_s;
+  in.gpu_speed.assign(8, 1.0);
+  in.gpu_speed[3] = 0.5;
+  const StepResult slow = simulate_step(in, f.topo, f.cp, f.compute);
+  // Compute of the slow rank doubles; data-parallel ranks wait for it at the gradient reduction.
+  CHECK(slow.step_time_s > base * 1.6);
+  CHECK(slow.step_time_s < base * 2.1);
+}
+
+TEST_CASE("invalid parallel configurations are input errors with the JSON pointer") {
+  const ModelSpec m = load_model("llama3-8b", kRoot);  // 32 heads, 8 KV heads, 32 layers
+  ParallelConfig p;
+  p.seq_len = 4096;
+  p.global_batch = 8;
+  p.tp = 3;
+  p.dp = 1;
+  try {
+    check_parallel_config(m, p, 3, 8, "s.json", "/workload");
+    FAIL("expected an error");
+  } catch (const InputError& e) {
+    CHECK(e.pointer() == "/workload/parallelism/tp");
+  }
+  p.tp = 1;
+  p.pp = 64;  // more stages than layers
+  p.dp = 1;
+  CHECK_THROWS_AS(check_parallel_config(m, p, 64, 8, "s.json", "/workload"), InputError);
+  p.pp = 2;
+  p.dp = 3;  // world mismatch
+  try {
+    check_parallel_config(m, p, 8, 8, "s.json", "/workload");
+    FAIL("expected an error");
+  } catch (const InputError& e) {
+    CHECK(e.pointer() == "/workload/parallelism/dp");
+  }
+  p.dp = 4;
+  p.global_batch = 6;  // not a multiple of micro_batch·dp
+  try {
+    check_parallel_config(m, p, 8, 8, "s.json", "/workload");
+    FAIL("expected an error");
+  } catch (const InputError& e) {
+    CHECK(e.pointer() == "/workload/batch/global");
+  }
+}
