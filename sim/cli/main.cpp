@@ -47,6 +47,7 @@ int run_training(const Scenario& s, const Topology& topo, const std::string& out
   in.par = w.par;
   in.fw = w.fw;
   in.symmetry = w.symmetry;
+  in.ranks_per_domain = w.ranks_per_domain;
   in.seed = s.seed;
   in.want_trace = !trace_path.empty();
   const StepResult r = simulate_step(in, topo, s.collective_params, compute);

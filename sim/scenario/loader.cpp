@@ -37,17 +37,18 @@ const std::vector<std::string> kFabricOverrideKeys = {"tiers",
                                                       "protocol_efficiency"};
 const std::vector<std::string> kCollectiveWorkloadKeys = {"type",  "operation", "sizes",
                                                           "group", "algorithm", "dtype"};
-const std::vector<std::string> kTrainingWorkloadKeys = {"type",        "model",     "gpus",
-                                                        "parallelism", "batch",     "recompute",
-                                                        "precision",   "framework", "symmetry"};
+const std::vector<std::string> kTrainingWorkloadKeys = {
+    "type",      "model",     "gpus",      "parallelism", "batch",
+    "recompute", "precision", "framework", "symmetry",    "placement"};
+const std::vector<std::string> kPlacementKeys = {"ranks_per_domain"};
 const std::vector<std::string> kParallelismKeys = {
     "tp",  "pp", "cp", "dp", "vp", "ep", "etp", "sequence_parallel", "distributed_optimizer",
     "fsdp"};
 const std::vector<std::string> kBatchKeys = {"global", "micro", "seq_len"};
 const std::vector<std::string> kRecomputeKeys = {"mode", "layers"};
-const std::vector<std::string> kFrameworkKeys = {"tp_comm_overlap",      "overlap_grad_reduce",
-                                                 "overlap_param_gather", "bucket_params",
-                                                 "kernel_gap",           "kernel_efficiency"};
+const std::vector<std::string> kFrameworkKeys = {
+    "tp_comm_overlap", "overlap_grad_reduce", "overlap_param_gather", "bucket_params",
+    "kernel_gap",      "kernel_efficiency",   "pipeline_split"};
 const std::vector<std::string> kSizeRangeKeys = {"min", "max", "factor"};
 const std::vector<std::string> kGroupKeys = {"gpus"};
 
@@ -418,11 +419,32 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
     if (f.has("bucket_params"))
       t.fw.bucket_params = f.integer("bucket_params", 1, int64_t{1} << 40);
     if (f.has("kernel_gap")) t.fw.kernel_gap = f.time("kernel_gap");
+    if (f.has("pipeline_split")) {
+      const std::string ps = f.choice("pipeline_split", {"auto", "even", "balanced"});
+      t.fw.pipeline_split = ps == "even"       ? PipelineSplit::kEven
+                            : ps == "balanced" ? PipelineSplit::kBalanced
+                                               : PipelineSplit::kAuto;
+    }
     if (f.has("kernel_efficiency"))
       t.fw.kernel_efficiency = f.number("kernel_efficiency", 0.05, 1.0);
   }
   if (w.has("symmetry")) t.symmetry = w.boolean("symmetry");
   const int per_domain = system.node.gpus * system.scale_up.domain_nodes;
+  if (w.has("placement")) {
+    const Obj pl = w.object("placement", kPlacementKeys);
+    if (pl.has("ranks_per_domain")) {
+      t.ranks_per_domain = static_cast<int>(pl.integer("ranks_per_domain", 1, per_domain));
+      const int64_t domains_needed = (t.gpus + t.ranks_per_domain - 1) / t.ranks_per_domain;
+      const int64_t domains = cluster_gpus / per_domain;
+      if (domains_needed > domains) {
+        pl.fail(pl.at("ranks_per_domain"),
+                std::to_string(t.gpus) + " ranks at " + std::to_string(t.ranks_per_domain) +
+                    " per NVLink domain need " + std::to_string(domains_needed) +
+                    " domains; the cluster has " + std::to_string(domains));
+      }
+      if (t.ranks_per_domain == per_domain) t.ranks_per_domain = 0;
+    }
+  }
   check_parallel_config(t.model, p, t.gpus, per_domain, w.file(), w.ptr());
   return t;
 }
@@ -498,6 +520,7 @@ std::map<std::string, std::vector<std::string>> scenario_keys() {
           {"/workload#training/batch", kBatchKeys},
           {"/workload#training/recompute", kRecomputeKeys},
           {"/workload#training/framework", kFrameworkKeys},
+          {"/workload#training/placement", kPlacementKeys},
           {"/workload/sizes", kSizeRangeKeys},
           {"/workload/group", kGroupKeys}};
 }

@@ -34,6 +34,7 @@ struct TrainingWorkload {
   FrameworkOptions fw;
   int gpus = 0;  // GPUs used (0 = every GPU of the cluster)
   bool symmetry = false;
+  int ranks_per_domain = 0;  // placement: ranks per NVLink domain (0 = fill domains)
 };
 
 struct Scenario {

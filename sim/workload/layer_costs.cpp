@@ -55,6 +55,13 @@ class Builder {
     blk_.flops += flops;
     blk_.kernels++;
   }
+  // A kernel whose calibration was measured inside a framework (the grouped-GEMM tables come
+  // from PyTorch autograd runs), so the in-step efficiency is already part of its time.
+  void framework_kernel(Time t, double flops) {
+    cur_.compute += t + gap_;
+    blk_.flops += flops;
+    blk_.kernels++;
+  }
   // TP communication of `comm` that can hide behind `hidden` of adjacent GEMM time.
   void tp(Time comm, Time hidden, const CollCall& call) {
     if (comm <= Time::zero()) return;
@@ -247,9 +254,23 @@ Block LayerCostModel::build_layer(int layer, bool backward) {
     if (!bwd) ag(first_gemm);
     mem(static_cast<double>(T) * (heads + kvh) * dqk * 2.0 * 2.0);  // RoPE on q and k
     // Core attention (ring attention over CP: this rank's share of the causal work).
-    Time at = c_.attention(as, bwd, DType::kBf16);
-    if (bwd && selective) at += c_.attention(as, false, DType::kBf16);
-    at = Time::from_ps(at.ps() / p.cp);
+    // With CP, Transformer Engine's load-balanced ring attention splits the sequence into 2·cp
+    // chunks, two per rank: step 0 is causal attention of the rank's s/cp queries on its own
+    // keys, each of the other cp − 1 steps attends half a block (s/(2cp) × s/cp), so the rank
+    // does 1/cp of the causal work in cp shorter kernels.
+    auto core = [&](bool backward) {
+      if (p.cp == 1) return c_.attention(as, backward, DType::kBf16);
+      AttentionShape diag = as;
+      diag.seq_q = diag.seq_kv = p.seq_len / p.cp;
+      AttentionShape half = as;
+      half.seq_q = p.seq_len / (2 * p.cp);
+      half.seq_kv = p.seq_len / p.cp;
+      half.causal = false;
+      return c_.attention(diag, backward, DType::kBf16) +
+             Time::from_ps((p.cp - 1) * c_.attention(half, backward, DType::kBf16).ps());
+    };
+    Time at = core(bwd);
+    if (bwd && selective) at += core(false);
     b.kernel(at, attn_flops_fwd * (bwd ? 2.5 : 1.0) / p.cp);
     if (p.cp > 1) {
       // p.cp − 1 exchanges of this rank's K and V chunk (and dK, dV backward), each overlapped
@@ -322,10 +343,10 @@ Block LayerCostModel::build_layer(int layer, bool backward) {
         const double fl = 2.0 * rows * n * k;
         if (lowp) b.kernel(c_.quantize(static_cast<int64_t>(rows * k), gd));
         if (!bwd) {
-          b.kernel(c_.grouped_gemm(G, Mg, N, K, gd), fl);
+          b.framework_kernel(c_.grouped_gemm(G, Mg, N, K, gd), fl);
         } else {
-          b.kernel(c_.grouped_gemm(G, Mg, K, N, gd), fl);  // dgrad
-          b.kernel(c_.grouped_gemm(G, N, K, Mg, gd), fl);  // wgrad (per expert)
+          b.framework_kernel(c_.grouped_gemm(G, Mg, K, N, gd), fl);  // dgrad
+          b.framework_kernel(c_.grouped_gemm(G, N, K, Mg, gd), fl);  // wgrad (per expert)
         }
       };
       grouped(up, h);

@@ -81,9 +81,10 @@ void check(const ModelSpec& m, const ParallelConfig& p) {
   need(p.seq_len >= 1, "seq_len must be >= 1, got " + std::to_string(p.seq_len));
   need(p.seq_len % p.cp == 0,
        "cp (" + std::to_string(p.cp) + ") must divide seq_len (" + std::to_string(p.seq_len) + ")");
-  need(p.pp * p.vp <= m.layers, "pp · vp (" + std::to_string(p.pp * p.vp) +
-                                    ") exceeds the model's layers (" + std::to_string(m.layers) +
-                                    ")");
+  // The embedding and the loss may take virtual stages of their own (Megatron layouts).
+  need(p.pp * p.vp <= m.layers + 2, "pp · vp (" + std::to_string(p.pp * p.vp) +
+                                        ") exceeds the model's layers (" +
+                                        std::to_string(m.layers) + ") + embedding + loss");
   if (is_moe(m)) {
     need(m.moe.experts % p.ep == 0, "ep (" + std::to_string(p.ep) + ") must divide experts (" +
                                         std::to_string(m.moe.experts) + ")");

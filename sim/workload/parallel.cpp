@@ -4,21 +4,30 @@ namespace fleetsim {
 
 const char* to_string(Recompute r) {
   switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
   }
   return "?";
 }
 
 const char* to_string(PrecisionRecipe p) {
   switch (p) {
-    case PrecisionRecipe::kBf16: return "bf16";
-    case PrecisionRecipe::kFp8Delayed: return "fp8_ds";
-    case PrecisionRecipe::kFp8Current: return "fp8_cs";
-    case PrecisionRecipe::kFp8Block: return "fp8_blk";
-    case PrecisionRecipe::kMxfp8: return "mxfp8";
-    case PrecisionRecipe::kNvfp4: return "nvfp4";
+    case PrecisionRecipe::kBf16:
+      return "bf16";
+    case PrecisionRecipe::kFp8Delayed:
+      return "fp8_ds";
+    case PrecisionRecipe::kFp8Current:
+      return "fp8_cs";
+    case PrecisionRecipe::kFp8Block:
+      return "fp8_blk";
+    case PrecisionRecipe::kMxfp8:
+      return "mxfp8";
+    case PrecisionRecipe::kNvfp4:
+      return "nvfp4";
   }
   return "?";
 }

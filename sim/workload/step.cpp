@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <set>
@@ -52,9 +53,11 @@ void check_parallel_config(const ModelSpec& m, const ParallelConfig& p, int worl
                           " GPUs of one NVLink domain; TP across the fabric is not modelled");
   }
   const int vstages = p.pp * p.vp;
-  if (m.layers < vstages) {
+  // The embedding and the loss may each take a virtual stage of their own (Megatron's
+  // pipeline layouts), so pp·vp may exceed the decoder layers by two.
+  if (m.layers + 2 < vstages) {
     fail(par + "/pp", "pp·vp = " + std::to_string(vstages) + " exceeds the model's " +
-                          std::to_string(m.layers) + " layers");
+                          std::to_string(m.layers) + " layers + embedding + loss");
   }
   if (p.vp > 1 && p.pp == 1) fail(par + "/vp", "vp > 1 needs pp > 1 (interleaved schedule)");
   if (p.seq_len < 1) fail("/batch/seq_len", "expected a sequence length >= 1");
@@ -713,6 +716,46 @@ std::vector<int> split_layers(int layers, int vstages) {
   return n;
 }
 
+// Contiguous partition of items [embedding, layer 0 .. layer n−1, head] into `parts` groups
+// minimising the largest group's cost; the embedding stays in the first group and the head in
+// the last. Returns the number of decoder layers per group. O(parts · n²).
+std::vector<int> balanced_split(const std::vector<double>& items, int parts) {
+  const int n = static_cast<int>(items.size());
+  std::vector<double> prefix(n + 1, 0.0);
+  for (int i = 0; i < n; ++i)
+    prefix[i + 1] = prefix[i] + items[i];
+  const double inf = std::numeric_limits<double>::infinity();
+  // best[k][i]: minimal max cost of splitting the first i items into k non-empty groups.
+  std::vector<std::vector<double>> best(parts + 1, std::vector<double>(n + 1, inf));
+  std::vector<std::vector<int>> cut(parts + 1, std::vector<int>(n + 1, 0));
+  best[0][0] = 0;
+  for (int k = 1; k <= parts; ++k) {
+    for (int i = k; i <= n - (parts - k); ++i) {
+      for (int j = k - 1; j < i; ++j) {
+        if (best[k - 1][j] == inf) continue;
+        const double v = std::max(best[k - 1][j], prefix[i] - prefix[j]);
+        if (v < best[k][i]) {
+          best[k][i] = v;
+          cut[k][i] = j;
+        }
+      }
+    }
+  }
+  std::vector<int> bounds(parts + 1, 0);
+  bounds[parts] = n;
+  for (int k = parts, i = n; k > 0; --k) {
+    i = cut[k][i];
+    bounds[k - 1] = i;
+  }
+  // Items [bounds[k], bounds[k+1]) are group k; count decoder layers (item 0 is the embedding,
+  // item n−1 the head).
+  std::vector<int> layers(parts, 0);
+  for (int k = 0; k < parts; ++k)
+    for (int i = bounds[k]; i < bounds[k + 1]; ++i)
+      if (i != 0 && i != n - 1) layers[k]++;
+  return layers;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -739,7 +782,31 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
                        [&](Dim d, CollOp op, double bytes) { return comm.time(d, op, bytes); });
 
   // Layers of each virtual stage.
-  const std::vector<int> per_v = split_layers(m.layers, V);
+  // Layers per virtual stage: an even split (Megatron's default) when the layers divide evenly,
+  // otherwise the contiguous split that balances the stages' estimated time, the way NeMo's
+  // recipes lay out uneven pipelines (pipeline_model_parallel_layout).
+  std::vector<int> per_v;
+  const bool balanced = in.fw.pipeline_split == PipelineSplit::kBalanced ||
+                        (in.fw.pipeline_split == PipelineSplit::kAuto && m.layers % V != 0);
+  if (balanced) {
+    auto cost = [](const Block& b) {
+      int64_t t = 0;
+      for (const Segment& sg : b.segs)
+        t += sg.compute.ps() + sg.tp.ps() + sg.sync.ps();
+      return static_cast<double>(t);
+    };
+    std::vector<double> items;
+    items.push_back(cost(costs.embedding(false)) + cost(costs.embedding(true)));
+    for (int l = 0; l < m.layers; ++l)
+      items.push_back(cost(costs.layer(l, false)) + cost(costs.layer(l, true)));
+    items.push_back(cost(costs.head(false)) + cost(costs.head(true)));
+    per_v = balanced_split(items, V);
+    res.warnings.push_back("pipeline layers split to balance stage time (" +
+                           std::to_string(m.layers) + " layers over " + std::to_string(V) +
+                           " virtual stages)");
+  } else {
+    per_v = split_layers(m.layers, V);
+  }
   std::vector<int> first_layer(V, 0);
   for (int v = 1; v < V; ++v)
     first_layer[v] = first_layer[v - 1] + per_v[v - 1];
@@ -758,6 +825,7 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
     struct Bucket {
       double dense = 0, expert = 0;  // parameters on this rank
       int slot_rs = -1, slot_ers = -1, slot_ag = -1, slot_eag = -1;
+      bool launched = false;
     };
     // Buckets per chunk and the bucket index each layer's gradients land in.
     std::vector<std::vector<Bucket>> buckets(p.vp);
@@ -881,6 +949,10 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
           }
           emit_segments(costs.layer(layer, false));
         }
+        if (first_fwd && v == V - 1) {
+          wait(buckets[c].front().slot_ag);
+          wait(buckets[c].front().slot_eag);
+        }
         if (v == V - 1) emit_segments(costs.head(false));
         if (v < V - 1) {
           counts[s][CollCall{Dim::kPp, CollOp::kSendRecv, costs.p2p_bytes()}] += 1;
@@ -913,14 +985,25 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
             if (!in.fw.overlap_grad_reduce) wait(slot);
           }
           // Last micro-batch: a bucket is reduced as soon as all its layers have gradients.
-          if (last_mb && !p.fsdp && in.fw.overlap_grad_reduce &&
+          if (last_mb && !p.fsdp && in.fw.overlap_grad_reduce && !(i == 0 && v == 0) &&
               (i == 0 || layer_bucket[c][i - 1] != layer_bucket[c][i])) {
-            const Bucket& b = buckets[c][layer_bucket[c][i]];
+            Bucket& b = buckets[c][layer_bucket[c][i]];
+            b.launched = true;
             launch(Dim::kDp, b.slot_rs, grad_op, b.dense * grad_bytes, "grad reduce");
             launch(Dim::kEdp, b.slot_ers, grad_op, b.expert * grad_bytes, "expert grad reduce");
           }
         }
         if (v == 0) emit_segments(costs.embedding(true));
+        // Buckets not launched yet (the embedding's, or a chunk holding only the embedding or
+        // the loss) are reduced once the chunk's backward is done.
+        if (last_mb && !p.fsdp && in.fw.overlap_grad_reduce) {
+          for (Bucket& b : buckets[c]) {
+            if (b.launched) continue;
+            b.launched = true;
+            launch(Dim::kDp, b.slot_rs, grad_op, b.dense * grad_bytes, "grad reduce");
+            launch(Dim::kEdp, b.slot_ers, grad_op, b.expert * grad_bytes, "expert grad reduce");
+          }
+        }
         if (v > 0) {
           counts[s][CollCall{Dim::kPp, CollOp::kSendRecv, costs.p2p_bytes()}] += 1;
           Instr x{Op::kSend, Dim::kPp, 1, c, step.mb};

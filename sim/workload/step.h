@@ -34,8 +34,16 @@
 
 namespace fleetsim {
 
+// How decoder layers are spread over the pipeline's virtual stages.
+enum class PipelineSplit {
+  kAuto,      // even when the layers divide evenly, else balanced
+  kEven,      // layers / (pp·vp) per virtual stage, the remainder to the middle stages
+  kBalanced,  // contiguous split minimising the slowest virtual stage (NeMo's layouts)
+};
+
 // Framework behaviour (Megatron-LM / NeMo switches) and the global framework parameters.
 struct FrameworkOptions {
+  PipelineSplit pipeline_split = PipelineSplit::kAuto;
   bool tp_comm_overlap = false;        // TP all-gather / reduce-scatter overlapped with GEMMs
   bool overlap_grad_reduce = true;     // DP gradient reduction overlapped with backward
   bool overlap_param_gather = true;    // distributed-optimizer parameter all-gather with forward

@@ -23,6 +23,18 @@ printf '\xff\xfe not json' >"$tmp/binary.json"
 check not-json 2 "$bin" run "$tmp/binary.json"
 check missing-file 2 "$bin" run "$tmp/none.json"
 check unknown-flag 2 "$bin" run scenarios/quickstart.json --frobnicate
+check run-collective 0 "$bin" run scenarios/allreduce-2x-p6-b200.json --out "$tmp/c"
+check run-trace 0 "$bin" run scenarios/quickstart.json --out "$tmp/d" --trace "$tmp/d/trace.json"
+if /usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1])); assert len(t['traceEvents']) > 100" "$tmp/d/trace.json"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL trace is not JSON with events"; fi
+check memory 0 "$bin" memory scenarios/quickstart.json
+check memory-json 0 "$bin" memory scenarios/quickstart.json --json
+# A training scenario with tp not dividing the heads: exit 2 and the JSON pointer.
+printf '{"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 1}, "workload": {"type": "training", "model": "llama3-8b", "parallelism": {"tp": 3}, "batch": {"global": 8, "seq_len": 4096}}}' >"$tmp/tp3.json"
+check bad-tp 2 "$bin" run "$tmp/tp3.json"
+if grep -q "tp3.json:/workload/parallelism" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL bad-tp message"; cat "$tmp/err"; fi
+printf '{"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 1}, "workload": {"type": "training", "model": "llama-9b", "parallelism": {}, "batch": {"global": 8, "seq_len": 4096}}}' >"$tmp/model.json"
+check unknown-model 2 "$bin" run "$tmp/model.json"
+if grep -q "model.json:/workload/model" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL unknown-model message"; cat "$tmp/err"; fi
 check topo 0 "$bin" topo show p6-b200.48xlarge --count 4
 check topo-dot 0 "$bin" topo show p6e-gb200-ultraserver-72 --dot
 check topo-unknown 2 "$bin" topo show p7.48xlarge

@@ -92,19 +92,38 @@ TEST_CASE("bad scenarios name the file, the JSON pointer and what was expected")
 TEST_CASE("the JSON Schema and the loader know the same keys") {
   std::ifstream in(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/schema/scenario.schema.json");
   const auto schema = nlohmann::json::parse(in);
+  // Follows "$ref": "#/$defs/NAME".
+  auto resolve = [&](nlohmann::json node) {
+    while (node.contains("$ref")) {
+      const std::string ref = node["$ref"];
+      node = schema["$defs"][ref.substr(ref.rfind('/') + 1)];
+    }
+    return node;
+  };
+  // "/workload#training/batch": the "workload" alternative whose type is "training".
   auto props_at = [&](const std::string& ptr) {
     nlohmann::json node = schema;
     std::string rest = ptr;
     while (!rest.empty()) {
       const size_t next = rest.find('/', 1);
-      const std::string key =
-          rest.substr(1, next == std::string::npos ? std::string::npos : next - 1);
+      std::string key = rest.substr(1, next == std::string::npos ? std::string::npos : next - 1);
       rest = next == std::string::npos ? "" : rest.substr(next);
-      node = node["properties"][key];
+      std::string variant;
+      if (const auto h = key.find('#'); h != std::string::npos) {
+        variant = key.substr(h + 1);
+        key = key.substr(0, h);
+      }
+      node = resolve(node["properties"][key]);
       if (node.contains("oneOf")) {
         nlohmann::json chosen;
-        for (const auto& alt : node["oneOf"]) {
-          if (alt.contains("properties")) chosen = alt;
+        for (const auto& a : node["oneOf"]) {
+          const nlohmann::json alt = resolve(a);
+          if (!alt.contains("properties")) continue;
+          const bool typed =
+              alt["properties"].contains("type") && alt["properties"]["type"].contains("enum");
+          const std::string type =
+              typed ? alt["properties"]["type"]["enum"][0].get<std::string>() : std::string();
+          if (variant.empty() ? chosen.is_null() : type == variant) chosen = alt;
         }
         node = chosen;
       }
