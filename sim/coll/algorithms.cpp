@@ -10,7 +10,8 @@
 //   ld_reduce of its 1/n share, then multimem st of the reduced share to all).
 // NVLS-tree: NVLS inside each domain, then a double binary tree across domains per local rank
 //   on that rank's 1/m share.
-// All-to-all: one flow per ordered pair carrying S/n. Send/recv: one flow.
+// All-to-all: one flow per ordered pair carrying S/n; all-to-allv: one flow per ordered pair
+//   carrying its matrix entry (pairs with no data make no flow). Send/recv: one flow.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -189,6 +190,20 @@ class Planner {
     plan_->steps_net = g.by_domain.size() > 1 ? 1 : 0;
   }
 
+  void all_to_allv(const std::vector<int>& ranks, const std::vector<std::vector<double>>& bytes) {
+    const size_t n = ranks.size();
+    bool inter = false;
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < n; ++j) {
+        if (i == j || bytes[i][j] <= 0) continue;
+        flow(ranks[i], ranks[j], bytes[i][j], p_.eta_a2a);
+        inter = inter || topo_.domain_of(ranks[i]) != topo_.domain_of(ranks[j]);
+      }
+    }
+    plan_->steps_nvlink = plan_->flows.empty() ? 0 : 1;
+    plan_->steps_net = inter ? 1 : 0;
+  }
+
   void send_recv(double size, const std::vector<int>& ranks) {
     flow(ranks[0], ranks[1], size, p_.eta_ring);
     const bool inter = topo_.domain_of(ranks[0]) != topo_.domain_of(ranks[1]);
@@ -265,6 +280,24 @@ CollectivePlan plan_collective(const Topology& topo, const CollectiveParams& par
     case Algorithm::kAuto:
       FLEETSIM_ASSERT(false && "plan_collective needs a concrete algorithm");
   }
+  return plan;
+}
+
+CollectivePlan plan_alltoallv(const Topology& topo, const CollectiveParams& params,
+                              const std::vector<int>& ranks,
+                              const std::vector<std::vector<double>>& bytes, uint64_t seed) {
+  FLEETSIM_ASSERT(bytes.size() == ranks.size());
+  for (const auto& row : bytes) {
+    FLEETSIM_ASSERT(row.size() == ranks.size());
+    for (double b : row)
+      FLEETSIM_ASSERT(b >= 0 && std::isfinite(b));
+  }
+  CollectivePlan plan;
+  plan.op = CollOp::kAllToAll;
+  plan.algorithm = Algorithm::kDirect;
+  if (ranks.size() < 2) return plan;
+  Planner p(topo, params, &plan, seed);
+  p.all_to_allv(ranks, bytes);
   return plan;
 }
 

@@ -91,6 +91,41 @@ CollectiveResult simulate_collective(const Topology& topo, const CollectiveParam
                                      CollOp op, Algorithm algorithm, Bytes size,
                                      const std::vector<int>& ranks, uint64_t seed);
 
+// All-to-allv (NCCL's alltoallv / MoE token dispatch): `bytes[i][j]` is what ranks[i] sends to
+// ranks[j] (bytes ≥ 0, ranks × ranks; the diagonal is a local copy and makes no flow). As
+// NCCL's alltoall does with grouped ncclSend/ncclRecv pairs, every pair with data becomes one
+// direct flow on the topology's route: through the NVSwitch inside an NVLink domain (inflated by
+// 1/eta_a2a like the equal-block all-to-all), through the NICs and the fabric across domains.
+// The flows run concurrently, so a rank's time is set by its busiest link (a hot receiver by
+// its ingress); latency is the all-to-all's: one NVLink step, plus one network step when any
+// flow crosses domains. With bytes[i][j] = S/n for all i, j this is exactly the all-to-all of
+// S. The plan runs on a shared network through CollectiveRun like any other collective.
+CollectivePlan plan_alltoallv(const Topology& topo, const CollectiveParams& params,
+                              const std::vector<int>& ranks,
+                              const std::vector<std::vector<double>>& bytes, uint64_t seed);
+
+// Per-rank traffic of an all-to-allv matrix, self-blocks excluded. Imbalance = max / mean
+// (1 when balanced, 0 when nothing moves).
+struct AllToAllvStats {
+  std::vector<double> send_bytes, recv_bytes;  // per position in `ranks`
+  double total_bytes = 0;                      // sum over all off-diagonal entries
+  double max_send = 0, mean_send = 0, max_recv = 0, mean_recv = 0;
+  double send_imbalance = 0, recv_imbalance = 0;
+};
+AllToAllvStats alltoallv_stats(const std::vector<std::vector<double>>& bytes);
+
+struct AllToAllvResult {
+  // size = mean bytes per rank's send buffer, self-blocks included (S for the equal matrix),
+  // so algbw and busbw read as nccl-tests' all-to-all.
+  CollectiveResult result;
+  AllToAllvStats stats;
+};
+
+// Runs one all-to-allv alone on an idle network.
+AllToAllvResult simulate_alltoallv(const Topology& topo, const CollectiveParams& params,
+                                   const std::vector<int>& ranks,
+                                   const std::vector<std::vector<double>>& bytes, uint64_t seed);
+
 // A collective started inside a larger simulation: launches its flows on a shared network and
 // calls `done->on_event(sim, tag)` when the collective completes.
 class CollectiveRun final : public FlowObserver, public EventHandler {
