@@ -295,11 +295,10 @@ class CommModel {
       if (worst < best) {
         best = worst;
         best_links.clear();
-        // Bytes of the first group only (each group is accounted per occurrence).
-        std::vector<double> lb = net.link_bytes();
-        const double share = 1.0 / static_cast<double>(groups.size());
+        // Bytes the whole wave (every co-located group) put on each link.
+        const std::vector<double>& lb = net.link_bytes();
         for (uint32_t l = 0; l < lb.size(); ++l)
-          if (lb[l] > 0) best_links.emplace_back(l, lb[l] * share);
+          if (lb[l] > 0) best_links.emplace_back(l, lb[l]);
       }
     }
     if (best == Time::infinite()) {
@@ -1126,13 +1125,11 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
   const int crit_stage = G.stage_of_unit(engine.unit_ids()[crit]);
   for (const auto& [cc, n] : counts[crit_stage])
     res.collective_time_s[dim_name(cc.dim)] += n * comm.time(cc.dim, cc.op, cc.bytes).seconds();
-  const double units_per_stage = static_cast<double>(G.units) / p.pp;
-  for (int s = 0; s < p.pp; ++s) {
-    for (const auto& [cc, n] : counts[s]) {
-      const double group_gpus = static_cast<double>(group_of(G, cc.dim, 0).size());
-      comm.account(cc.dim, cc.op, cc.bytes, n * units_per_stage * p.tp / group_gpus);
-    }
-  }
+  // The links of the nodes holding each dimension's first group (stage 0): every group of a
+  // dimension runs the same pattern on its own links. Each unit issues a collective `n` times
+  // per step, so its wave runs n times.
+  for (const auto& [cc, n] : counts[0])
+    comm.account(cc.dim, cc.op, cc.bytes, n);
   const auto& lb = comm.link_bytes();
   std::vector<LinkUse> links;
   for (uint32_t l = 0; l < lb.size(); ++l) {
