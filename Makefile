@@ -30,9 +30,12 @@ bench: build
 
 validate: build
 	./build/release/fleetsim validate --reference ../shared/reference/nccl_collectives.csv
+	./build/release/fleetsim validate --reference ../shared/reference/nemo_performance_summary.csv
 
-calibrate: deps
+calibrate: build
 	/usr/bin/python3 calibration/fit_collectives.py --reference ../shared/reference/kernel-timings.csv --out calibration/collectives.json
+	/usr/bin/python3 calibration/import_kernels.py
+	/usr/bin/python3 calibration/fit_framework.py --fleetsim build/release/fleetsim --reference ../shared/reference/nemo_performance_summary.csv
 
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i

@@ -72,19 +72,21 @@ std::string validation_json(const ValidationReport& rep) {
   ojson j;
   ojson rows = ojson::array();
   for (const auto& v : rep.rows) {
-    ojson r = {{"line", v.line},
-               {"hardware", v.hardware},
-               {"num_gpus", v.num_gpus},
-               {"operation", v.model},
-               {"metric", v.metric}};
+    ojson r = {{"line", v.line}, {"hardware", v.hardware}, {"num_gpus", v.num_gpus}};
+    r[v.training ? "model" : "operation"] = v.model;
+    r["metric"] = v.metric;
     if (v.size.count() > 0) r["size_bytes"] = v.size.count();
     if (v.skipped) {
       r["skipped"] = true;
       r["reason"] = v.reason;
     } else {
       r["system"] = v.system;
-      r["algorithm"] = v.algorithm;
-      r["small_message"] = v.small;
+      if (v.training) {
+        r["configuration"] = v.config;
+      } else {
+        r["algorithm"] = v.algorithm;
+        r["small_message"] = v.small;
+      }
       r["measured"] = v.measured;
       r["predicted"] = fixed(v.predicted, 3);
       r["error_pct"] = fixed(v.error_pct, 2);
@@ -98,6 +100,11 @@ std::string validation_json(const ValidationReport& rep) {
   j["mape_small_pct"] = fixed(rep.mape_small_pct, 2);
   j["n_small"] = rep.n_small;
   j["n_skipped"] = rep.n_skipped;
+  j["max_abs_error_pct"] = fixed(rep.max_abs_error_pct, 2);
+  ojson by_hw = ojson::object();
+  for (const auto& [hw, e] : rep.mape_by_hardware)
+    by_hw[hw] = {{"mape_pct", fixed(e.first, 2)}, {"n_rows", e.second}};
+  j["mape_by_hardware"] = by_hw;
   return j.dump(2) + "\n";
 }
 
