@@ -106,8 +106,8 @@ class EventQueue {
   };
 
   static constexpr size_t kMaxRungs = 8;
-  static constexpr size_t kSpawnThreshold = 48;  // larger buckets are split over a finer rung
-  static constexpr size_t kPerBucket = 8;        // target events per bucket of a new rung
+  static constexpr size_t kSpawnThreshold = 64;  // larger buckets are split over a finer rung
+  static constexpr size_t kPerBucket = 16;       // target events per bucket of a new rung
 
   static bool before(const Entry& a, const Entry& b) {
     __extension__ using U128 = unsigned __int128;
