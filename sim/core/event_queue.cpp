@@ -110,7 +110,7 @@ bool EventQueue::refill() {
       if (top_min_ == top_max_ || top_.size() <= kSpawnThreshold) {
         // Few events, or all at one time: the heap takes them directly.
         heap_.swap(top_);
-        std::sort(heap_.begin(), heap_.end(), before);  // a sorted array is a heap
+        std::sort(heap_.begin(), heap_.end(), ByKey{});  // a sorted array is a heap
         top_start_ = saturating_add(top_max_, 1);
         boundary_ = top_start_;
       } else {
@@ -158,7 +158,7 @@ bool EventQueue::refill() {
       }
     }
     heap_.swap(bucket);
-    std::sort(heap_.begin(), heap_.end(), before);
+    std::sort(heap_.begin(), heap_.end(), ByKey{});
     return true;
   }
 }
@@ -256,7 +256,7 @@ void EventQueue::renumber() {
   nrungs_ = 0;
   top_.insert(top_.end(), heap_.begin(), heap_.end());
   heap_.clear();
-  std::sort(top_.begin(), top_.end(), before);
+  std::sort(top_.begin(), top_.end(), ByKey{});
   top_min_ = UINT64_MAX;
   top_max_ = 0;
   for (size_t i = 0; i < top_.size(); ++i) {

@@ -113,6 +113,10 @@ class EventQueue {
     __extension__ using U128 = unsigned __int128;
     return ((static_cast<U128>(a.hi) << 64) | a.lo) < ((static_cast<U128>(b.hi) << 64) | b.lo);
   }
+  // A function object (not a function pointer) so std::sort inlines the comparison.
+  struct ByKey {
+    bool operator()(const Entry& a, const Entry& b) const { return before(a, b); }
+  };
   static uint64_t key_of(Time t) { return static_cast<uint64_t>(t.ps()) ^ (1ULL << 63); }
   static Time time_of(uint64_t hi) {
     return Time::from_ps(static_cast<int64_t>(hi ^ (1ULL << 63)));
