@@ -100,7 +100,7 @@ void EventQueue::spread(Rung& g, uint64_t lo, uint64_t hi, uint64_t end, std::ve
   from.clear();
 }
 
-// Moves the next batch of events into the (empty) bottom heap. False when nothing is left.
+// Moves the next batch of events into the (empty) bottom. False when nothing is left.
 bool EventQueue::refill() {
   // References into rungs_ are held across emplace_back below: never reallocate.
   if (rungs_.capacity() < kMaxRungs) rungs_.reserve(kMaxRungs);
@@ -109,8 +109,7 @@ bool EventQueue::refill() {
       if (top_.empty()) return false;
       if (top_min_ == top_max_ || top_.size() <= kSpawnThreshold) {
         // Few events, or all at one time: the heap takes them directly.
-        heap_.swap(top_);
-        std::sort(heap_.begin(), heap_.end(), ByKey{});  // a sorted array is a heap
+        load_run(top_);
         top_start_ = saturating_add(top_max_, 1);
         boundary_ = top_start_;
       } else {
@@ -125,7 +124,7 @@ bool EventQueue::refill() {
       }
       top_min_ = UINT64_MAX;
       top_max_ = 0;
-      if (!heap_.empty()) return true;
+      if (head_ < run_.size()) return true;
       continue;
     }
     Rung& g = rungs_[nrungs_ - 1];
@@ -157,9 +156,31 @@ bool EventQueue::refill() {
         continue;
       }
     }
-    heap_.swap(bucket);
-    std::sort(heap_.begin(), heap_.end(), ByKey{});
+    load_run(bucket);
     return true;
+  }
+}
+
+// Makes `from` the sorted run (its old, spent buffer goes back to `from`, empty).
+void EventQueue::load_run(std::vector<Entry>& from) {
+  run_.clear();
+  run_.swap(from);
+  head_ = 0;
+  std::sort(run_.begin(), run_.end(), ByKey{});
+}
+
+const EventQueue::Entry* EventQueue::front() {
+  if (head_ == run_.size() && heap_.empty() && !refill()) return nullptr;
+  if (head_ == run_.size()) return &heap_.front();
+  if (heap_.empty() || before(run_[head_], heap_.front())) return &run_[head_];
+  return &heap_.front();
+}
+
+void EventQueue::pop_front(const Entry* f) {
+  if (!heap_.empty() && f == heap_.data()) {
+    heap_pop();
+  } else {
+    ++head_;
   }
 }
 
@@ -205,19 +226,20 @@ void EventQueue::heap_pop() {
   h[hole] = moved;
 }
 
-void EventQueue::drop_stale_top() {
+const EventQueue::Entry* EventQueue::live_front() {
   for (;;) {
-    if (heap_.empty() && !refill()) return;
-    const uint32_t slot = static_cast<uint32_t>(heap_.front().lo);
-    if (slots_[slot].pending) return;
+    const Entry* f = front();
+    if (f == nullptr) return nullptr;
+    const uint32_t slot = static_cast<uint32_t>(f->lo);
+    if (slots_[slot].pending) return f;
     free_slots_.push_back(slot);
-    heap_pop();
+    pop_front(f);
   }
 }
 
 Time EventQueue::peek_time() {
-  drop_stale_top();
-  return heap_.empty() ? Time::infinite() : time_of(heap_.front().hi);
+  const Entry* f = live_front();
+  return f == nullptr ? Time::infinite() : time_of(f->hi);
 }
 
 bool EventQueue::pop(Fired* out) {
@@ -225,21 +247,20 @@ bool EventQueue::pop(Fired* out) {
 }
 
 bool EventQueue::pop_until(Time until, Fired* out) {
-  drop_stale_top();
-  if (heap_.empty()) return false;
-  const Entry top = heap_.front();
-  if (top.hi > key_of(until)) return false;
+  const Entry* f = live_front();
+  if (f == nullptr || f->hi > key_of(until)) return false;
+  const Entry top = *f;
   const uint32_t slot = static_cast<uint32_t>(top.lo);
   Slot& s = slots_[slot];
   *out = Fired{time_of(top.hi), s.handler, s.tag};
   s.pending = false;
   ++s.generation;
   free_slots_.push_back(slot);
-  heap_pop();
+  pop_front(f);
   --live_;
-  // The next pop reads the new top's slot: start that likely cache miss now, so it overlaps
-  // with the handler about to run.
-  if (!heap_.empty()) __builtin_prefetch(&slots_[static_cast<uint32_t>(heap_.front().lo)]);
+  // The next pop most likely reads the next entry of the run: start its slot's likely cache
+  // miss now, so it overlaps with the handler about to run.
+  if (head_ < run_.size()) __builtin_prefetch(&slots_[static_cast<uint32_t>(run_[head_].lo)]);
   return true;
 }
 
@@ -256,6 +277,9 @@ void EventQueue::renumber() {
   nrungs_ = 0;
   top_.insert(top_.end(), heap_.begin(), heap_.end());
   heap_.clear();
+  top_.insert(top_.end(), run_.begin() + static_cast<std::ptrdiff_t>(head_), run_.end());
+  run_.clear();
+  head_ = 0;
   std::sort(top_.begin(), top_.end(), ByKey{});
   top_min_ = UINT64_MAX;
   top_max_ = 0;

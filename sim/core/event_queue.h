@@ -4,7 +4,8 @@
 // ties resolve in insertion order on every run (as ns-3's schedulers do).
 //
 // Structure, from the near future to the far future:
-//  - bottom: a 4-ary min-heap of the events before `boundary` (usually a few dozen);
+//  - bottom: the events before `boundary` (usually a few dozen): the sorted contents of the
+//    last bucket taken, read in order, plus a 4-ary min-heap of events pushed there since;
 //  - rungs: up to kMaxRungs calendars of equal-width buckets (unsorted vectors); the deepest rung
 //    covers the time right after the boundary, each shallower rung the time after that;
 //  - top: an unsorted vector of everything from `top_start_` on.
@@ -13,15 +14,16 @@
 // more than kSpawnThreshold events is first spread over a finer rung instead, and when the rungs
 // are exhausted the top is spread over a new rung. Each event is moved a bounded number of times,
 // so push and pop are O(1) amortised for the usual event-time distributions; in the worst case
-// (all events in one bucket at the finest rung) the bottom heap degrades gracefully to O(log n).
-// Correctness never depends on the distribution: the bottom heap orders by the full key.
+// (all events in one bucket at the finest rung, or pushed ever closer to now) the bottom
+// degrades gracefully to a heap, O(log n). Correctness never depends on the distribution: the
+// bottom orders by the full key.
 //
 // Entries are 16-byte POD: hi = time (sign bit flipped so unsigned order is signed order) and
 // lo = sequence << 32 | slot, so one 128-bit unsigned comparison orders two entries (sequence
 // numbers are unique, the slot never decides). Payloads (handler, tag) live in a slab indexed by
 // slot; an EventId carries the slot and its generation, so cancel is O(1): it marks the slot not
 // pending and bumps its generation; the stale entry keeps its slot until it reaches the top of
-// the bottom heap and is dropped. Slots are reused LIFO (a handler that reschedules itself reuses
+// the bottom and is dropped. Slots are reused LIFO (a handler that reschedules itself reuses
 // the slot just freed, hot in cache). Sequence numbers are 32-bit: after 2^32 pushes every
 // pending entry is renumbered in order (O(n log n), once per 4·10^9 pushes), which keeps the tie
 // order exact. Steady state allocates nothing once the vectors have grown.
@@ -127,11 +129,20 @@ class EventQueue {
   void heap_pop();
   bool refill();
   void spread(Rung& r, uint64_t lo_key, uint64_t hi_key, uint64_t end, std::vector<Entry>& from);
-  void drop_stale_top();
+  void load_run(std::vector<Entry>& from);
+  const Entry*
+  front();  // earliest entry (live or stale) of run_ and heap_, refilling if both are empty
+  void pop_front(const Entry* f);
+  const Entry* live_front();  // front() after dropping stale entries
   void renumber();
 
-  std::vector<Entry> heap_;  // bottom: 4-ary min-heap
-  uint64_t boundary_ = 0;    // heap_ holds keys < boundary_ (with no rungs: boundary_ = top_start_)
+  // Bottom: the sorted run taken from a bucket, read from head_, plus a 4-ary heap for events
+  // pushed below the boundary meanwhile (rare unless many events are scheduled very close to
+  // now). Both hold keys < boundary_ (with no rungs, boundary_ = top_start_).
+  std::vector<Entry> run_;
+  size_t head_ = 0;
+  std::vector<Entry> heap_;
+  uint64_t boundary_ = 0;
   std::vector<Rung> rungs_;  // [0, nrungs_) in use; deeper rungs are later in the vector
   size_t nrungs_ = 0;
   std::vector<Entry> top_;
