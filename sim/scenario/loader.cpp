@@ -45,10 +45,11 @@ const std::vector<std::string> kParallelismKeys = {
     "tp",  "pp", "cp", "dp", "vp", "ep", "etp", "sequence_parallel", "distributed_optimizer",
     "fsdp"};
 const std::vector<std::string> kBatchKeys = {"global", "micro", "seq_len"};
-const std::vector<std::string> kRecomputeKeys = {"mode", "layers"};
+const std::vector<std::string> kRecomputeKeys = {"mode", "layers", "modules"};
 const std::vector<std::string> kFrameworkKeys = {
-    "tp_comm_overlap", "overlap_grad_reduce", "overlap_param_gather", "bucket_params",
-    "kernel_gap",      "kernel_efficiency",   "pipeline_split"};
+    "tp_comm_overlap", "overlap_grad_reduce", "overlap_param_gather",
+    "bucket_params",   "kernel_gap",          "kernel_efficiency",
+    "pipeline_split",  "moe_dispatcher",      "ep_comm_overlap"};
 const std::vector<std::string> kSizeRangeKeys = {"min", "max", "factor"};
 const std::vector<std::string> kGroupKeys = {"gpus"};
 
@@ -404,6 +405,25 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
     const Obj r = w.object("recompute", kRecomputeKeys);
     parse_recompute(r.choice("mode", {"none", "selective", "full"}), &p.recompute);
     if (r.has("layers")) p.recompute_layers = static_cast<int>(r.integer("layers", 0, 1 << 16));
+    if (r.has("modules")) {
+      const json& mods = r.get("modules");
+      if (!mods.is_array() || mods.empty())
+        r.fail(r.at("modules"), "expected a non-empty array of module names");
+      if (p.recompute != Recompute::kSelective)
+        r.fail(r.at("modules"), "modules apply to mode 'selective' only");
+      p.recompute_modules = 0;
+      for (size_t i = 0; i < mods.size(); ++i) {
+        unsigned bit = 0;
+        const std::string ptr = r.at("modules") + "/" + std::to_string(i);
+        if (!mods[i].is_string() || !parse_recompute_module(mods[i].get<std::string>(), &bit)) {
+          r.fail(ptr,
+                 "expected one of 'core_attn', 'mlp', 'mla_up_proj', 'moe_act', "
+                 "'layernorm', got " +
+                     show(mods[i]));
+        }
+        p.recompute_modules |= bit;
+      }
+    }
   }
   if (w.has("precision")) {
     parse_precision(
@@ -425,6 +445,12 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
                             : ps == "balanced" ? PipelineSplit::kBalanced
                                                : PipelineSplit::kAuto;
     }
+    if (f.has("moe_dispatcher")) {
+      t.fw.moe_dispatcher = f.choice("moe_dispatcher", {"alltoall", "deepep"}) == "deepep"
+                                ? MoeDispatcher::kDeepEp
+                                : MoeDispatcher::kAllToAll;
+    }
+    if (f.has("ep_comm_overlap")) t.fw.ep_comm_overlap = f.boolean("ep_comm_overlap");
     if (f.has("kernel_efficiency"))
       t.fw.kernel_efficiency = f.number("kernel_efficiency", 0.05, 1.0);
   }

@@ -169,6 +169,17 @@ bool predict_training_row(const std::map<std::string, std::string>& f, const std
   if (options.kernel_gap_us >= 0) in.fw.kernel_gap = Time::from_us(options.kernel_gap_us);
   if (options.kernel_efficiency > 0) in.fw.kernel_efficiency = options.kernel_efficiency;
   in.fw.tp_comm_overlap = p.tp > 1;
+  // DeepSeek-V3: NVIDIA's published recipes (Megatron MoE Model Zoo, best_practice/DeepSeekV3:
+  // run.sh for H100 and B200, run_gb200.sh) use the flex dispatcher (DeepEP / HybridEP),
+  // batch-level EP all-to-all overlap on H100 and B200, and selective recompute of the MLPs
+  // (plus the MLA up-projections on H100 and B200).
+  if (model.name == "deepseek-v3") {
+    in.fw.moe_dispatcher = MoeDispatcher::kDeepEp;
+    const bool gb200 = v->system == "dgx-gb200-nvl72";
+    in.fw.ep_comm_overlap = !gb200;
+    in.par.recompute = Recompute::kSelective;
+    in.par.recompute_modules = kRecomputeMlp | (gb200 ? 0u : kRecomputeMlaUpProj);
+  }
   const StepResult r = simulate_step(in, topo, cparams, *cache.compute[v->system]);
   v->predicted = r.tokens_per_s_per_gpu;
   char cfg[160];

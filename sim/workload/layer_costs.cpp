@@ -134,7 +134,24 @@ const Block& LayerCostModel::layer(int layer, bool backward) {
   const auto key = std::make_pair(kind, backward);
   auto it = layer_memo_.find(key);
   if (it != layer_memo_.end()) return it->second;
-  return layer_memo_.emplace(key, build_layer(layer, backward)).first->second;
+  if (!fw_.ep_comm_overlap || !moe || p_.ep == 1)
+    return layer_memo_.emplace(key, build_layer(layer, backward)).first->second;
+  // EP all-to-all overlap: the forward of one micro-batch and the backward of another are
+  // interleaved per layer, so the layer's four all-to-alls (two each way) hide behind the
+  // compute of both passes: each is exposed only beyond a quarter of it.
+  Block fwd = build_layer(layer, false), bwd = build_layer(layer, true);
+  Time compute = Time::zero();
+  for (const Block* blk : {&fwd, &bwd})
+    for (const Segment& sg : blk->segs)
+      compute += sg.compute;
+  const Time hide = Time::from_ps(compute.ps() / 4);
+  for (Block* blk : {&fwd, &bwd})
+    for (Segment& sg : blk->segs)
+      if (sg.sync_dim == static_cast<int>(Dim::kEp))
+        sg.sync = sg.sync > hide ? sg.sync - hide : Time::zero();
+  layer_memo_.emplace(std::make_pair(kind, false), std::move(fwd));
+  layer_memo_.emplace(std::make_pair(kind, true), std::move(bwd));
+  return layer_memo_.at(key);
 }
 
 const Block& LayerCostModel::embedding(bool backward) {
@@ -167,6 +184,7 @@ Block LayerCostModel::build_layer(int layer, bool backward) {
       backward && p.recompute == Recompute::kFull &&
       (p.recompute_layers == 0 || (layer % std::max(1, m.layers / p.pp)) < p.recompute_layers);
   const bool selective = backward && p.recompute == Recompute::kSelective;
+  auto recompute = [&](unsigned module) { return selective && (p.recompute_modules & module); };
 
   Builder b(backward ? "layer backward" : "layer forward", fw_.kernel_gap, fw_.kernel_efficiency);
   auto mem = [&](double bytes) { b.kernel(c_.memory_bound(bytes)); };
@@ -236,9 +254,15 @@ Block LayerCostModel::build_layer(int layer, bool backward) {
 
   auto attention_block = [&](bool bwd) {
     mem(Tsp * h * 2.0 * (bwd ? 3.0 : 2.0));  // input RMSNorm
+    if (bwd && recompute(kRecomputeLayernorm)) mem(Tsp * h * 2.0 * 2.0);
     Time first_gemm;
     if (a.kind == AttentionKind::kMla) {
       const double qd = a.q_lora_rank > 0 ? a.q_lora_rank : 0;
+      if (bwd && recompute(kRecomputeMlaUpProj)) {  // q / kv up-projections again
+        if (qd > 0) linear(T, heads * static_cast<double>(dqk), qd, false);
+        linear(T, heads * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank,
+               false);
+      }
       if (qd > 0) {
         first_gemm = linear(T, qd, h, bwd);
         linear(T, heads * static_cast<double>(dqk), qd, bwd);
@@ -270,7 +294,7 @@ Block LayerCostModel::build_layer(int layer, bool backward) {
              Time::from_ps((p.cp - 1) * c_.attention(half, backward, DType::kBf16).ps());
     };
     Time at = core(bwd);
-    if (bwd && selective) at += core(false);
+    if (bwd && recompute(kRecomputeCoreAttn)) at += core(false);
     b.kernel(at, attn_flops_fwd * (bwd ? 2.5 : 1.0) / p.cp);
     if (p.cp > 1) {
       // p.cp − 1 exchanges of this rank's K and V chunk (and dK, dV backward), each overlapped
@@ -299,6 +323,11 @@ Block LayerCostModel::build_layer(int layer, bool backward) {
   auto dense_mlp = [&](double ffn, bool bwd, double rows) {
     const double f = ffn / tp;
     const double up = (m.mlp == MlpKind::kGated ? 2.0 : 1.0) * f;
+    if (bwd && recompute(kRecomputeMlp)) {  // the MLP's forward again before its backward
+      linear(rows, up, h, false);
+      mem(rows * f * 2.0 * 3.0);
+      linear(rows, h, f, false);
+    }
     const Time g1 = linear(rows, up, h, bwd);
     mem(rows * f * 2.0 * (bwd ? 5.0 : 3.0));  // activation (SwiGLU: 2 in, 1 out)
     const Time g2 = linear(rows, h, f, bwd);
@@ -307,6 +336,7 @@ Block LayerCostModel::build_layer(int layer, bool backward) {
 
   auto mlp_block = [&](bool bwd) {
     mem(Tsp * h * 2.0 * (bwd ? 3.0 : 2.0));  // pre-MLP RMSNorm
+    if (bwd && recompute(kRecomputeLayernorm)) mem(Tsp * h * 2.0 * 2.0);
     if (!moe) {
       const auto [g1, g2] = dense_mlp(static_cast<double>(m.ffn), bwd, static_cast<double>(T));
       if (!bwd) {
@@ -330,10 +360,22 @@ Block LayerCostModel::build_layer(int layer, bool backward) {
       linear(Tm, static_cast<double>(mo.experts), h, bwd);  // router
       mem(Tm * mo.experts * 4.0 * 3.0);                     // softmax / top-k
       mem(Tm * mo.top_k * h * 2.0 * 2.0);                   // permute
-      const double a2a = Tm * mo.top_k * h * 2.0;
-      const Time t_a2a = p.ep > 1 ? comm_(Dim::kEp, CollOp::kAllToAll, a2a) : Time::zero();
+      // Dispatch carries tokens to their experts, combine brings the outputs back; backward
+      // runs them in reverse with gradients (BF16). The DeepEP-style dispatcher sends FP8
+      // tokens (with one FP32 scale per 128 values) when the GEMMs run in FP8.
+      const bool deepep = fw_.moe_dispatcher == MoeDispatcher::kDeepEp && ep_;
+      const double copy_bf16 = h * 2.0;
+      const double copy_dispatch = deepep && lowp ? h * (1.0 + 4.0 / 128.0) : copy_bf16;
+      auto ep_time = [&](double bytes_per_copy) {
+        if (p.ep == 1) return Time::zero();
+        if (deepep) return ep_(Tm, bytes_per_copy);
+        return comm_(Dim::kEp, CollOp::kAllToAll, Tm * mo.top_k * bytes_per_copy);
+      };
+      const double a2a = Tm * mo.top_k * copy_bf16;
+      const Time t_first = ep_time(bwd ? copy_bf16 : copy_dispatch);
+      const Time t_second = ep_time(copy_bf16);
       if (p.ep > 1)
-        b.sync(Dim::kEp, t_a2a, bwd ? "ep combine (grad)" : "ep dispatch",
+        b.sync(Dim::kEp, t_first, bwd ? "ep combine (grad)" : "ep dispatch",
                {Dim::kEp, CollOp::kAllToAll, a2a}, "experts");
       auto grouped = [&](double n, double k) {
         const int64_t G = static_cast<int64_t>(std::llround(local_experts));
@@ -349,11 +391,12 @@ Block LayerCostModel::build_layer(int layer, bool backward) {
           b.framework_kernel(c_.grouped_gemm(G, N, K, Mg, gd), fl);  // wgrad (per expert)
         }
       };
+      if (bwd && recompute(kRecomputeMoeAct)) mem(rows * fe * 2.0 * 3.0);
       grouped(up, h);
       mem(rows * fe * 2.0 * (bwd ? 5.0 : 3.0));
       grouped(h, fe);
       if (p.ep > 1)
-        b.sync(Dim::kEp, t_a2a, bwd ? "ep dispatch (grad)" : "ep combine",
+        b.sync(Dim::kEp, t_second, bwd ? "ep dispatch (grad)" : "ep combine",
                {Dim::kEp, CollOp::kAllToAll, a2a}, "moe tail");
       mem(Tm * mo.top_k * h * 2.0 * 2.0);  // unpermute + weighted sum
       if (mo.shared_experts > 0) {

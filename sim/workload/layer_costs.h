@@ -63,6 +63,10 @@ struct RankParams {
 class LayerCostModel {
  public:
   using CommFn = std::function<Time(Dim, CollOp, double)>;
+  // EP dispatch / combine with a DeepEP-style dispatcher: `tokens` per rank, `bytes` per token
+  // copy (one copy per destination GPU in the node, one per destination node across it).
+  using EpFn = std::function<Time(double tokens, double bytes)>;
+  void set_ep_dispatch(EpFn fn) { ep_ = std::move(fn); }
   LayerCostModel(const ModelSpec& m, const ParallelConfig& p, const FrameworkOptions& fw,
                  const ComputeModel& compute, CommFn comm);
 
@@ -88,6 +92,7 @@ class LayerCostModel {
   const FrameworkOptions& fw_;
   const ComputeModel& c_;
   CommFn comm_;
+  EpFn ep_;
   std::map<std::pair<int, bool>, Block> layer_memo_;
   std::map<bool, Block> head_memo_, emb_memo_;
   std::vector<std::string> warnings_;

@@ -1,5 +1,7 @@
 #include "workload/parallel.h"
 
+#include <utility>
+
 namespace fleetsim {
 
 const char* to_string(Recompute r) {
@@ -40,6 +42,21 @@ bool parse_recompute(const std::string& s, Recompute* out) {
   for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
     if (s == to_string(r)) {
       *out = r;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool parse_recompute_module(const std::string& s, unsigned* bit) {
+  static const std::pair<const char*, unsigned> kNames[] = {{"core_attn", kRecomputeCoreAttn},
+                                                            {"mlp", kRecomputeMlp},
+                                                            {"mla_up_proj", kRecomputeMlaUpProj},
+                                                            {"moe_act", kRecomputeMoeAct},
+                                                            {"layernorm", kRecomputeLayernorm}};
+  for (const auto& [name, b] : kNames) {
+    if (s == name) {
+      *bit = b;
       return true;
     }
   }

@@ -9,6 +9,16 @@
 namespace fleetsim {
 
 enum class Recompute { kNone, kSelective, kFull };
+// Megatron-LM's --recompute-modules for selective recompute (bit flags).
+enum RecomputeModule : unsigned {
+  kRecomputeCoreAttn = 1u << 0,   // core attention (Megatron's default selective recompute)
+  kRecomputeMlp = 1u << 1,        // dense MLPs and shared experts
+  kRecomputeMlaUpProj = 1u << 2,  // MLA q / kv up-projections
+  kRecomputeMoeAct = 1u << 3,     // expert activation function
+  kRecomputeLayernorm = 1u << 4,  // input / pre-MLP norms
+};
+// Parses one module name ("core_attn", "mlp", "mla_up_proj", "moe_act", "layernorm").
+bool parse_recompute_module(const std::string& s, unsigned* bit);
 // Training precision recipe (Transformer Engine / NeMo names):
 //   bf16      every GEMM in BF16;
 //   fp8_ds    FP8 E4M3/E5M2 with delayed scaling (amax history);
@@ -41,6 +51,7 @@ struct ParallelConfig {
   int seq_len = 0;                    // tokens per sequence
   Recompute recompute = Recompute::kNone;
   int recompute_layers = 0;  // full recompute: layers per stage recomputed (0 = all)
+  unsigned recompute_modules = kRecomputeCoreAttn;  // selective recompute: what is recomputed
   PrecisionRecipe precision = PrecisionRecipe::kBf16;
   // Number of micro-batches each pipeline processes per step.
   int micro_batches() const { return global_batch / (micro_batch * dp); }

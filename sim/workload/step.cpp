@@ -193,6 +193,58 @@ class CommModel {
     return t;
   }
   const std::vector<double>& link_bytes() const { return link_bytes_; }
+
+  // DeepEP-style dispatch inside every EP group co-located with the first: each rank holds
+  // `tokens` tokens, each routed to top_k of `experts` experts spread evenly over the group
+  // (balanced routing). A token goes once to every GPU of its node that holds one of its
+  // experts, and once to every other node that does (to one GPU there, which forwards over
+  // NVLink: modelled as spread over that node's group members). Expected copies follow from
+  // P(a set of e experts is hit) = 1 − (1 − e/E)^k.
+  Time ep_dispatch(double tokens, double bytes_per_copy, int experts, int top_k) {
+    const auto key = std::make_tuple(static_cast<int64_t>(std::llround(tokens)),
+                                     static_cast<int64_t>(std::llround(bytes_per_copy)), experts);
+    auto it = ep_memo_.find(key);
+    if (it != ep_memo_.end()) return it->second;
+    const auto groups = colocated_groups(Dim::kEp);
+    auto hit = [&](double e) {
+      return 1.0 - std::pow(1.0 - e / experts, static_cast<double>(top_k));
+    };
+    Simulator sim;
+    FlowNetwork net(sim, topo_.links());
+    Done done;
+    done.end.assign(groups.size(), Time::zero());
+    std::vector<std::unique_ptr<CollectiveRun>> runs;
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+      const auto& grp = groups[gi];
+      const size_t n = grp.size();
+      const double per_rank = static_cast<double>(experts) / static_cast<double>(n);
+      std::map<int, int> on_node;
+      for (int g : grp)
+        on_node[topo_.node_of(g)]++;
+      std::vector<std::vector<double>> bytes(n, std::vector<double>(n, 0.0));
+      for (size_t i = 0; i < n; ++i) {
+        for (size_t j = 0; j < n; ++j) {
+          if (i == j) continue;
+          const int ni = topo_.node_of(grp[i]), nj = topo_.node_of(grp[j]);
+          if (ni == nj) {
+            bytes[i][j] = tokens * hit(per_rank) * bytes_per_copy;
+          } else {
+            const int g = on_node[nj];
+            bytes[i][j] = tokens * hit(per_rank * g) * bytes_per_copy / g;
+          }
+        }
+      }
+      runs.push_back(std::make_unique<CollectiveRun>(
+          params_, plan_alltoallv(topo_, params_, grp, bytes, seed_ + gi)));
+      runs.back()->start(sim, net, &done, gi);
+    }
+    sim.run();
+    Time worst = Time::zero();
+    for (const Time& t : done.end)
+      worst = std::max(worst, t);
+    ep_memo_.emplace(key, worst);
+    return worst;
+  }
   // Bytes that one occurrence of (d, op, bytes) put on each link, for the USE view.
   void account(Dim d, CollOp op, double bytes, double occurrences) {
     if (bytes <= 0 || occurrences <= 0) return;
@@ -318,6 +370,7 @@ class CommModel {
   uint64_t seed_;
   int rpd_;
   std::map<std::tuple<int, int, int64_t>, Time> memo_;
+  std::map<std::tuple<int64_t, int64_t, int>, Time> ep_memo_;
   std::map<std::tuple<int, int, int64_t>, std::vector<std::pair<uint32_t, double>>> link_memo_;
   std::map<int, std::vector<std::vector<int>>> groups_;
   std::vector<double> link_bytes_;
@@ -779,6 +832,11 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
   CommModel comm(topo, cparams, G, in.seed, in.ranks_per_domain);
   LayerCostModel costs(m, p, in.fw, compute,
                        [&](Dim d, CollOp op, double bytes) { return comm.time(d, op, bytes); });
+  if (is_moe(m)) {
+    costs.set_ep_dispatch([&](double tokens, double bytes) {
+      return comm.ep_dispatch(tokens, bytes, m.moe.experts, m.moe.top_k);
+    });
+  }
 
   // Layers of each virtual stage.
   // Layers per virtual stage: an even split (Megatron's default) when the layers divide evenly,

@@ -41,8 +41,21 @@ enum class PipelineSplit {
   kBalanced,  // contiguous split minimising the slowest virtual stage (NeMo's layouts)
 };
 
+// How MoE tokens travel to their experts.
+enum class MoeDispatcher {
+  kAllToAll,  // Megatron's alltoall dispatcher: every top-k copy sent, BF16
+  kDeepEp,    // flex dispatcher with DeepEP / HybridEP: FP8 dispatch with FP8 recipes, BF16
+              // combine; one copy per destination GPU inside a node, one per destination node
+              // across the network (forwarded over NVLink there)
+};
+
 // Framework behaviour (Megatron-LM / NeMo switches) and the global framework parameters.
 struct FrameworkOptions {
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  // Megatron's --overlap-moe-expert-parallel-comm: in steady 1F1B the forward of one
+  // micro-batch and the backward of another run interleaved per layer, so each EP all-to-all
+  // hides behind the other pass's compute.
+  bool ep_comm_overlap = false;
   PipelineSplit pipeline_split = PipelineSplit::kAuto;
   bool tp_comm_overlap = false;        // TP all-gather / reduce-scatter overlapped with GEMMs
   bool overlap_grad_reduce = true;     // DP gradient reduction overlapped with backward
