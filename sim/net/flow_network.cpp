@@ -21,6 +21,23 @@ FlowNetwork::FlowNetwork(Simulator& sim, const std::vector<Link>& links) : sim_(
   rem_cap_.assign(links.size(), 0.0);
   weight_sum_.assign(links.size(), 0.0);
   link_stamp_.assign(links.size(), 0);
+  sat_since_.assign(links.size(), -1);
+  sat_ps_.assign(links.size(), 0);
+}
+
+void FlowNetwork::set_saturated(uint32_t link, bool saturated, int64_t now) {
+  if (saturated && sat_since_[link] < 0) {
+    sat_since_[link] = now;
+  } else if (!saturated && sat_since_[link] >= 0) {
+    sat_ps_[link] += now - sat_since_[link];
+    sat_since_[link] = -1;
+  }
+}
+
+Time FlowNetwork::saturated_time(uint32_t link) const {
+  int64_t t = sat_ps_[link];
+  if (sat_since_[link] >= 0) t += sim_.now().ps() - sat_since_[link];
+  return Time::from_ps(t);
 }
 
 uint32_t FlowNetwork::start(const Route& route, double bytes, FlowObserver* observer,
@@ -167,6 +184,8 @@ void FlowNetwork::solve() {
     }
   }
 
+  for (uint32_t l : comp_links)
+    set_saturated(l, rem_cap_[l] <= capacity_[l] * 1e-6, now.ps());
   for (uint32_t id : comp_flows) {
     Flow& f = flows_[id];
     if (f.rate < 0) f.rate = 0;
@@ -198,6 +217,7 @@ void FlowNetwork::finish(uint32_t id) {
       }
     }
     on_link.pop_back();
+    if (on_link.empty()) set_saturated(link, false, sim_.now().ps());
     for (uint32_t other : on_link)
       dirty_.push_back(other);
   }

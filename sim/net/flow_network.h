@@ -39,6 +39,9 @@ class FlowNetwork final : public EventHandler {
   // Bytes carried per link so far (weights applied), for utilisation reports.
   const std::vector<double>& link_bytes() const { return link_bytes_; }
   double link_capacity(uint32_t link) const { return capacity_[link]; }
+  // Time so far during which `link` had more demand than capacity: its capacity was fully
+  // allocated (it is the bottleneck of at least one flow), the USE view's "saturation".
+  Time saturated_time(uint32_t link) const;
   uint64_t solves() const { return solves_; }
 
   void on_event(Simulator& sim, uint64_t tag) override;
@@ -87,6 +90,9 @@ class FlowNetwork final : public EventHandler {
   // Scratch space for solves, indexed by link id / reused across solves.
   std::vector<double> rem_cap_, weight_sum_;
   std::vector<uint32_t> link_stamp_;
+  std::vector<int64_t> sat_since_;  // ps when the link became saturated, −1 if it is not
+  std::vector<int64_t> sat_ps_;     // closed saturated intervals
+  void set_saturated(uint32_t link, bool saturated, int64_t now);
   uint32_t stamp_ = 0;
   uint64_t solves_ = 0;
   // Deliveries waiting out their route latency: (time, flow id).

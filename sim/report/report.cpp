@@ -188,8 +188,10 @@ std::string training_report_json(const Scenario& s, const Topology& topo, const 
   j["memory"] = memory_obj(r.memory);
   ojson links = ojson::array();
   for (const auto& l : r.top_links)
-    links.push_back(
-        {{"link", l.name}, {"utilization", fixed(l.utilization, 4)}, {"bytes", fixed(l.bytes, 0)}});
+    links.push_back({{"link", l.name},
+                     {"utilization", fixed(l.utilization, 4)},
+                     {"saturation", fixed(l.saturation, 4)},
+                     {"bytes", fixed(l.bytes, 0)}});
   j["use"] = {{"gpu_busy_fraction", fixed(r.gpu_busy_fraction, 4)},
               {"gpu_useful_tflops_when_busy", fixed(r.gpu_useful_tflops, 2)},
               {"top_links", links}};

@@ -193,6 +193,7 @@ class CommModel {
     return t;
   }
   const std::vector<double>& link_bytes() const { return link_bytes_; }
+  const std::vector<double>& link_saturated_s() const { return link_sat_; }
 
   // DeepEP-style dispatch inside every EP group co-located with the first: each rank holds
   // `tokens` tokens, each routed to top_k of `experts` experts spread evenly over the group
@@ -252,9 +253,14 @@ class CommModel {
     const auto key = std::make_tuple(static_cast<int>(d), static_cast<int>(op),
                                      static_cast<int64_t>(std::llround(bytes)));
     const auto& lb = link_memo_[key];
-    if (link_bytes_.empty()) link_bytes_.assign(topo_.links().size(), 0.0);
-    for (const auto& [l, b] : lb)
-      link_bytes_[l] += b * occurrences;
+    if (link_bytes_.empty()) {
+      link_bytes_.assign(topo_.links().size(), 0.0);
+      link_sat_.assign(topo_.links().size(), 0.0);
+    }
+    for (const auto& u : lb) {
+      link_bytes_[u.link] += u.bytes * occurrences;
+      link_sat_[u.link] += u.saturated_s * occurrences;
+    }
   }
 
  private:
@@ -310,7 +316,7 @@ class CommModel {
     std::vector<Algorithm> algos = candidate_algorithms(topo_, op, groups.front());
     if (algos.empty()) algos = {Algorithm::kRing};
     Time best = Time::infinite();
-    std::vector<std::pair<uint32_t, double>> best_links;
+    std::vector<WaveLink> best_links;
     const Bytes size(static_cast<int64_t>(std::llround(bytes)));
     for (Algorithm a : algos) {
       Simulator sim;
@@ -350,7 +356,7 @@ class CommModel {
         // Bytes the whole wave (every co-located group) put on each link.
         const std::vector<double>& lb = net.link_bytes();
         for (uint32_t l = 0; l < lb.size(); ++l)
-          if (lb[l] > 0) best_links.emplace_back(l, lb[l]);
+          if (lb[l] > 0) best_links.push_back({l, lb[l], net.saturated_time(l).seconds()});
       }
     }
     if (best == Time::infinite()) {
@@ -371,7 +377,13 @@ class CommModel {
   int rpd_;
   std::map<std::tuple<int, int, int64_t>, Time> memo_;
   std::map<std::tuple<int64_t, int64_t, int>, Time> ep_memo_;
-  std::map<std::tuple<int, int, int64_t>, std::vector<std::pair<uint32_t, double>>> link_memo_;
+  struct WaveLink {
+    uint32_t link;
+    double bytes;
+    double saturated_s;
+  };
+  std::map<std::tuple<int, int, int64_t>, std::vector<WaveLink>> link_memo_;
+  std::vector<double> link_sat_;
   std::map<int, std::vector<std::vector<int>>> groups_;
   std::vector<double> link_bytes_;
 };
@@ -1197,6 +1209,7 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
     lu.name = topo.vertex_name(L.from) + " -> " + topo.vertex_name(L.to);
     lu.bytes = lb[l];
     lu.utilization = lb[l] / (L.capacity.bytes_per_second() * step);
+    lu.saturation = comm.link_saturated_s()[l] / step;
     links.push_back(lu);
   }
   std::stable_sort(links.begin(), links.end(), [](const LinkUse& a, const LinkUse& b) {

@@ -102,6 +102,7 @@ struct TimeBreakdown {  // per step, seconds, for the critical rank (see README 
 struct LinkUse {
   std::string name;
   double utilization = 0;  // bytes carried / (capacity · step time)
+  double saturation = 0;   // fraction of the step with more demand than capacity
   double bytes = 0;
 };
 

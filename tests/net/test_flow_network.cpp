@@ -91,3 +91,25 @@ TEST_CASE("flows in disjoint components keep their completion times") {
   CHECK(done.at[1] == Approx(10.0));
   CHECK(done.at[2] == Approx(3.0));
 }
+
+TEST_CASE("saturation: a link counts the time its capacity is fully allocated") {
+  // Same line as the hand solution above: L1 (4 B/s) is the bottleneck of B and C until they end
+  // at 10 s; L0 (10 B/s) is full (A at 8 + B at 2) for those 10 s, then A alone at 10 B/s until
+  // 12 s: 12 s. After that both links are idle.
+  Simulator sim;
+  FlowNetwork net(sim, {link_of(10), link_of(4)});
+  Done done;
+  net.start(route_of({{0, 1.0}}), 100, &done, 'A');
+  net.start(route_of({{0, 1.0}, {1, 1.0}}), 20, &done, 'B');
+  net.start(route_of({{1, 1.0}}), 20, &done, 'C');
+  sim.run();
+  CHECK(net.saturated_time(1).seconds() == Approx(10.0));
+  CHECK(net.saturated_time(0).seconds() == Approx(12.0));
+  // A flow limited by a faster link elsewhere leaves its other links unsaturated.
+  Simulator sim2;
+  FlowNetwork net2(sim2, {link_of(10), link_of(4)});
+  net2.start(route_of({{0, 1.0}, {1, 1.0}}), 8, &done, 'D');
+  sim2.run();
+  CHECK(net2.saturated_time(1).seconds() == Approx(2.0));
+  CHECK(net2.saturated_time(0).seconds() == 0.0);
+}
