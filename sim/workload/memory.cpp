@@ -94,13 +94,31 @@ void check(const ModelSpec& m, const ParallelConfig& p) {
   }
 }
 
+// The layers of `stage`: the explicit split of the options when given, else stage_layers().
+std::vector<int> layers_of(const ModelSpec& m, const ParallelConfig& p, int stage,
+                           const MemoryOptions& o) {
+  const int V = p.pp * p.vp;
+  if (static_cast<int>(o.layers_per_vstage.size()) != V) return stage_layers(m, p, stage);
+  std::vector<int> first(V + 1, 0);
+  for (int v = 0; v < V; ++v)
+    first[v + 1] = first[v] + o.layers_per_vstage[v];
+  std::vector<int> out;
+  for (int c = 0; c < p.vp; ++c) {
+    const int v = c * p.pp + stage;
+    for (int i = first[v]; i < first[v + 1]; ++i)
+      out.push_back(i);
+  }
+  return out;
+}
+
 struct StageParams {
   int64_t dense = 0;   // on this rank (after tp)
   int64_t expert = 0;  // on this rank (after ep · etp)
   int64_t largest_layer = 0;
 };
 
-StageParams stage_params(const ModelSpec& m, const ParallelConfig& p, int stage) {
+StageParams stage_params(const ModelSpec& m, const ParallelConfig& p, int stage,
+                         const MemoryOptions& o) {
   StageParams s;
   const int64_t eshard = int64_t{p.ep} * p.etp;
   auto add_layer = [&](const LayerParams& lp) {
@@ -111,7 +129,7 @@ StageParams stage_params(const ModelSpec& m, const ParallelConfig& p, int stage)
     s.expert += expert;
     s.largest_layer = std::max(s.largest_layer, dense + expert);
   };
-  for (int i : stage_layers(m, p, stage))
+  for (int i : layers_of(m, p, stage, o))
     add_layer(layer_params(m, i));
   if (stage == 0) s.dense += embedding_params(m) / p.tp;
   if (stage == p.pp - 1) {
@@ -208,7 +226,7 @@ MemoryBreakdown estimate_memory(const ModelSpec& m, const ParallelConfig& p, int
     MemoryBreakdown r;
     r.stage = stage;
     r.capacity = hbm_bytes;
-    const StageParams sp_params = stage_params(m, p, stage);
+    const StageParams sp_params = stage_params(m, p, stage, o);
     const int64_t sharded = sp_params.dense / dense_shard + sp_params.expert / expert_shard;
     r.params_on_rank = sp_params.dense + sp_params.expert;
     r.expert_params_on_rank = sp_params.expert;
@@ -223,7 +241,7 @@ MemoryBreakdown estimate_memory(const ModelSpec& m, const ParallelConfig& p, int
     r.optimizer = kAdamBytes * sharded;
 
     // Activations.
-    const std::vector<int> layers = stage_layers(m, p, stage);
+    const std::vector<int> layers = layers_of(m, p, stage, o);
     r.layers_on_stage = static_cast<int>(layers.size());
     r.in_flight_microbatches = in_flight(p, stage);
     const int full_layers =

@@ -27,6 +27,9 @@ struct MemoryOptions {
   // Dropout masks stored (1 B per element): Korthikanti's GPT setting. Modern pre-training
   // recipes (Llama, NeMo configs) run with dropout 0 and store none.
   bool dropout = false;
+  // Decoder layers of each virtual pipeline stage (pp·vp entries, Megatron's chunk order
+  // v = c·pp + s), e.g. the step simulator's balanced split; empty = stage_layers().
+  std::vector<int> layers_per_vstage;
 };
 
 struct MemoryBreakdown {

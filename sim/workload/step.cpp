@@ -1178,7 +1178,9 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
   res.gpu_busy_fraction = step > 0 ? (res.breakdown.compute + res.breakdown.optimizer) / step : 0;
   const double busy = res.breakdown.compute + res.breakdown.optimizer;
   res.gpu_useful_tflops = busy > 0 ? flops / G.world / busy / 1e12 : 0;
-  res.memory = estimate_memory(m, p, topo.system().gpu.hbm.count());
+  MemoryOptions mem_opts;
+  mem_opts.layers_per_vstage = per_v;
+  res.memory = estimate_memory(m, p, topo.system().gpu.hbm.count(), mem_opts);
   if (!res.memory.fits) {
     res.warnings.push_back("does not fit: needs " + std::to_string(res.memory.total / (1 << 20)) +
                            " MiB per GPU, HBM has " +
