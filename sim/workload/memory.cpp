@@ -179,28 +179,42 @@ int64_t layer_activation_bytes(const ModelSpec& m, int layer, const ParallelConf
 
   // Per-token bytes kept whole on every TP rank without SP, and split over TP.
   const bool moe = layer >= m.layers ? is_moe(m) : is_moe_layer(m, layer);
-  int64_t replicated =
-      2 * h * m.norms_per_layer + 2 * h /*attn_in*/ + 2 * h /*mlp_in*/ + 2 * mask * h /*masks*/;
+  // Selective recompute of a module (Megatron's --recompute-modules): what it recomputes in
+  // backward is not stored, only its input (which another term already counts).
+  const bool selective = recompute == Recompute::kSelective;
+  auto recomputed = [&](unsigned module) { return selective && (p.recompute_modules & module); };
+  int64_t replicated = (recomputed(kRecomputeLayernorm) ? 0 : 2 * h * m.norms_per_layer) +
+                       2 * h /*attn_in*/ + 2 * h /*mlp_in*/ + 2 * mask * h /*masks*/;
   int64_t split = 0;
   if (a.kind == AttentionKind::kMla) {
     const int64_t qk = int64_t{a.heads} * (a.qk_nope_head_dim + a.qk_rope_head_dim);
-    split += 2 * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim) + 2 * qk + 2 * qk +
-             2 * int64_t{a.heads} * a.v_head_dim + 2 * int64_t{a.heads} * a.v_head_dim;
+    // Latents, q, k, v (inputs of the fused attention) and its output. With mla_up_proj
+    // recomputed, q, k and v are rebuilt from the latents.
+    split +=
+        2 * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim) +
+        (recomputed(kRecomputeMlaUpProj) ? 0
+                                         : 2 * qk + 2 * qk + 2 * int64_t{a.heads} * a.v_head_dim) +
+        2 * int64_t{a.heads} * a.v_head_dim;
   } else {
     const int64_t qw = int64_t{a.heads} * a.head_dim;
     const int64_t kvw = int64_t{a.kv_heads} * a.head_dim;
     split += 2 * (qw + kvw) + 2 * kvw + 2 * qw;
   }
-  if (recompute == Recompute::kNone) {
+  if (recompute == Recompute::kNone || (selective && !recomputed(kRecomputeCoreAttn))) {
     split += o.flash_attention ? 4 * int64_t{a.heads} : (2 + 3 * mask) * int64_t{a.heads} * s;
   }
   const int64_t inner_per_width = m.mlp == MlpKind::kGated ? 6 : 4;
+  // The activation function's output (2 B per width) is recomputed with moe_act.
+  const int64_t expert_inner = inner_per_width - (recomputed(kRecomputeMoeAct) ? 2 : 0);
+  const bool mlp_recomputed = recomputed(kRecomputeMlp);
   if (moe) {
-    split += int64_t{m.moe.top_k} * (2 * h + inner_per_width * m.moe.expert_ffn + 2 * h) +
-             int64_t{m.moe.shared_experts} * inner_per_width * m.moe.shared_expert_ffn +
+    split += int64_t{m.moe.top_k} * (2 * h + expert_inner * m.moe.expert_ffn + 2 * h) +
+             (mlp_recomputed
+                  ? 0
+                  : int64_t{m.moe.shared_experts} * inner_per_width * m.moe.shared_expert_ffn) +
              4 * int64_t{m.moe.experts};
   } else {
-    split += inner_per_width * m.ffn;
+    split += mlp_recomputed ? 0 : inner_per_width * m.ffn;
   }
   const int64_t per_token = sp ? (replicated + split) / p.tp : replicated + split / p.tp;
   return per_token * tokens;

@@ -193,3 +193,35 @@ TEST_CASE("impossible layouts are input errors") {
   CHECK_THROWS_WITH(estimate_memory(m, p, 1LL << 40),
                     Catch::Contains("exceeds the model's layers"));
 }
+
+TEST_CASE("selective recompute modules drop what they recompute") {
+  // Llama 3 8B, one GPU, 8192 tokens: recomputing the MLP drops its inner activations, 6 bytes
+  // per FFN width per token for a gated MLP (up and gate outputs and the SwiGLU output, BF16):
+  // 6 · 14336 · 8192 bytes per layer. Recomputing the norms drops 2 norms · 2 B · 4096 per token.
+  const ModelSpec m = zoo("llama3-8b");
+  ParallelConfig p;
+  p.seq_len = 8192;
+  p.global_batch = 1;
+  p.recompute = Recompute::kSelective;
+  const MemoryOptions o;
+  p.recompute_modules = kRecomputeCoreAttn;
+  const int64_t base = layer_activation_bytes(m, 0, p, o, Recompute::kSelective);
+  p.recompute_modules = kRecomputeCoreAttn | kRecomputeMlp;
+  CHECK(base - layer_activation_bytes(m, 0, p, o, Recompute::kSelective) ==
+        int64_t{6} * 14336 * 8192);
+  p.recompute_modules = kRecomputeCoreAttn | kRecomputeLayernorm;
+  CHECK(base - layer_activation_bytes(m, 0, p, o, Recompute::kSelective) ==
+        int64_t{2} * 2 * 4096 * 8192);
+  // DeepSeek-V3 MoE layer: moe_act drops the activation output of each of the top-8 copies,
+  // 2 B · 2048 per copy; mla_up_proj drops q, k (128 heads · 192) and v (128 · 128), BF16.
+  const ModelSpec d = zoo("deepseek-v3");
+  p.seq_len = 4096;
+  p.recompute_modules = kRecomputeCoreAttn;
+  const int64_t moe_base = layer_activation_bytes(d, 10, p, o, Recompute::kSelective);
+  p.recompute_modules = kRecomputeCoreAttn | kRecomputeMoeAct;
+  CHECK(moe_base - layer_activation_bytes(d, 10, p, o, Recompute::kSelective) ==
+        int64_t{8} * 2 * 2048 * 4096);
+  p.recompute_modules = kRecomputeCoreAttn | kRecomputeMlaUpProj;
+  CHECK(moe_base - layer_activation_bytes(d, 10, p, o, Recompute::kSelective) ==
+        (int64_t{2} * 128 * 192 * 2 + int64_t{2} * 128 * 128) * 4096);
+}
