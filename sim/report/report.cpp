@@ -193,6 +193,9 @@ std::string training_report_json(const Scenario& s, const Topology& topo, const 
                      {"saturation", fixed(l.saturation, 4)},
                      {"bytes", fixed(l.bytes, 0)}});
   j["use"] = {{"gpu_busy_fraction", fixed(r.gpu_busy_fraction, 4)},
+              {"gpu_busy_fraction_min", fixed(r.gpu_busy_min, 4)},
+              {"gpu_busy_fraction_mean", fixed(r.gpu_busy_mean, 4)},
+              {"gpu_busy_fraction_max", fixed(r.gpu_busy_max, 4)},
               {"gpu_useful_tflops_when_busy", fixed(r.gpu_useful_tflops, 2)},
               {"top_links", links}};
   j["compute_sources"] = r.compute_sources;

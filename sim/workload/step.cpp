@@ -1176,6 +1176,17 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
   res.peak_tflops = compute.peak_tflops(DType::kBf16);
   res.mfu = res.peak_tflops > 0 ? res.model_tflops_per_gpu / res.peak_tflops : 0;
   res.gpu_busy_fraction = step > 0 ? (res.breakdown.compute + res.breakdown.optimizer) / step : 0;
+  // Busy fraction of every simulated unit (all GPUs of a TP group are equally busy).
+  res.gpu_busy_min = 1.0;
+  res.gpu_busy_max = 0.0;
+  double busy_sum = 0;
+  for (const auto& u : units) {
+    const double f = step > 0 ? sec(u.t_compute + u.t_opt) / step : 0;
+    res.gpu_busy_min = std::min(res.gpu_busy_min, f);
+    res.gpu_busy_max = std::max(res.gpu_busy_max, f);
+    busy_sum += f;
+  }
+  res.gpu_busy_mean = units.empty() ? 0 : busy_sum / static_cast<double>(units.size());
   const double busy = res.breakdown.compute + res.breakdown.optimizer;
   res.gpu_useful_tflops = busy > 0 ? flops / G.world / busy / 1e12 : 0;
   MemoryOptions mem_opts;

@@ -129,9 +129,10 @@ struct StepResult {
   int micro_batches = 0;
   double bubble_fraction_closed_form = 0;
   // USE view
-  double gpu_busy_fraction = 0;                     // busy time / step time on the critical rank
-  double gpu_useful_tflops = 0;                     // model FLOPs / busy time
-  std::vector<LinkUse> top_links;                   // highest utilisation first
+  double gpu_busy_fraction = 0;  // busy time / step time on the critical rank
+  double gpu_busy_min = 0, gpu_busy_mean = 0, gpu_busy_max = 0;  // over every simulated GPU
+  double gpu_useful_tflops = 0;                                  // model FLOPs / busy time
+  std::vector<LinkUse> top_links;                                // highest utilisation first
   std::map<std::string, double> collective_time_s;  // per dimension: total time per step
   std::vector<std::string> warnings;
   std::vector<std::string> compute_sources;
