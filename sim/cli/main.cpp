@@ -1,4 +1,4 @@
-// The fleetsim command: run, memory, validate, topo. Exit codes: 0 ok, 2 bad input, 1 internal
+// The fleetsim command: run, memory, validate, topo, calibrate. Exit codes: 0 ok, 2 bad input, 1 internal
 // error.
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -7,6 +7,7 @@
 
 #include "coll/collective.h"
 #include "compute/compute_model.h"
+#include "compute/import.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "report/report.h"
@@ -41,7 +42,8 @@ void print_memory(const MemoryBreakdown& m) {
 int run_training(const Scenario& s, const Topology& topo, const std::string& out_dir,
                  const std::string& trace_path) {
   const TrainingWorkload& w = *s.training;
-  const ComputeModel compute = ComputeModel::load(s.system.gpu, default_data_dir());
+  const ComputeModel compute =
+      ComputeModel::load(s.system.gpu, default_data_dir(), s.calibration_set_dir);
   StepInput in;
   in.model = w.model;
   in.par = w.par;
@@ -209,6 +211,31 @@ int cmd_topo(const std::string& system, int count, bool dot) {
   return 0;
 }
 
+// Checks a fleetsim-calibrate file and adds it to a calibration set (calibration/README.md).
+int cmd_calibrate_import(const std::string& file, std::string set, const std::string& sets_dir) {
+  const CalibrationFile f = read_calibration_file(file);
+  if (set.empty()) set = f.gpu + "-" + f.header.at("date").substr(0, 10);
+  const bool is_path = set.find('/') != std::string::npos;
+  if (!is_path && set.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789._-") != std::string::npos)
+    throw InputError("--set", "", "expected a name from [A-Za-z0-9._-] or a path, got '" + set + "'");
+  const std::string dir =
+      is_path ? set
+              : (sets_dir.empty() ? default_data_dir() + "/calibration/sets" : sets_dir) + "/" + set;
+  const std::string dest = import_calibration_file(file, dir);
+  int gemm = 0, mem = 0, coll = 0;
+  for (const auto& r : f.rows) {
+    gemm += r.kernel == "gemm";
+    mem += is_memory_kernel(r.kernel);
+    coll += r.kernel.rfind("nccl_", 0) == 0;
+  }
+  std::printf("imported %s (%s, %s): %d GEMM, %d memory-bound, %d collective rows\n",
+              file.c_str(), f.gpu.c_str(), f.header.at("device").c_str(), gemm, mem, coll);
+  std::printf("set: %s\nfile: %s\n", dir.c_str(), dest.c_str());
+  std::printf("use it: \"cluster\": {..., \"calibration_set\": \"%s\"}\n", set.c_str());
+  return 0;
+}
+
 }  // namespace
 }  // namespace fleetsim
 
@@ -267,6 +294,19 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 16384));
   show->add_flag("--dot", dot, "Write Graphviz DOT on stdout");
 
+  auto* cal = app.add_subcommand("calibrate", "Calibration sets measured with fleetsim-calibrate");
+  cal->require_subcommand(1);
+  auto* cal_import = cal->add_subcommand(
+      "import", "Check a fleetsim-calibrate file and add it to a calibration set");
+  std::string cal_file, cal_set, cal_sets_dir;
+  cal_import->add_option("file", cal_file, "Calibration CSV written by fleetsim-calibrate")
+      ->required();
+  cal_import->add_option("--set", cal_set,
+                         "Set name (calibration/sets/NAME) or a directory path; default "
+                         "<gpu>-<date of the measurement>");
+  cal_import->add_option("--sets-dir", cal_sets_dir,
+                         "Where named sets live (default <data dir>/calibration/sets)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -278,6 +318,7 @@ int main(int argc, char** argv) {
     if (mem->parsed()) return cmd_memory(scenario, max_gpus, mem_json);
     if (val->parsed()) return cmd_validate(reference, as_json, vo);
     if (show->parsed()) return cmd_topo(system, count, dot);
+    if (cal_import->parsed()) return cmd_calibrate_import(cal_file, cal_set, cal_sets_dir);
   } catch (const InputError& e) {
     std::fprintf(stderr, "fleetsim: error: %s\n", e.what());
     return 2;

@@ -43,6 +43,12 @@ class ComputeModel {
   // on malformed tables. All query functions are const, allocation-free and O(table rows) at
   // worst (attention), O(1) for GEMM and memory-bound kernels.
   static ComputeModel load(const GpuSpec& gpu, const std::string& data_dir);
+  // As above, then applies the calibration set in `calibration_set_dir` (compute/import.h; ""
+  // = none): its measured GEMM grids replace the tables for the dtypes it covers (mxfp8 falls
+  // back to its fp8 grid), and its memory-bound rows set the HBM bandwidth and kernel floor.
+  // InputError if the set has no rows for gpu.model. sources() lists the set's files.
+  static ComputeModel load(const GpuSpec& gpu, const std::string& data_dir,
+                           const std::string& calibration_set_dir);
 
   // C[m×n] = A[m×k]·B[k×n], `batch` independent GEMMs of that shape.
   Time gemm(int64_t m, int64_t n, int64_t k, DType dtype, int64_t batch = 1) const;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "compute/import.h"
 #include "core/units.h"
 #include "scenario/json_reader.h"
 #include "scenario/model_loader.h"
@@ -23,7 +24,7 @@ using namespace jsonr;
 // ---- key tables (shared with scenario_keys() and the schema test) ----
 const std::vector<std::string> kScenarioKeys = {"name", "description", "seed", "cluster",
                                                 "workload"};
-const std::vector<std::string> kClusterKeys = {"system", "count", "fabric"};
+const std::vector<std::string> kClusterKeys = {"system", "count", "fabric", "calibration_set"};
 const std::vector<std::string> kFabricOverrideKeys = {"tiers",
                                                       "rail_optimized",
                                                       "switch_radix",
@@ -515,6 +516,14 @@ Scenario parse_scenario(const std::string& text, const std::string& file,
   s.fabric = s.system.fabric;
   if (cluster.has("fabric"))
     s.fabric = read_fabric(cluster.object("fabric", kFabricOverrideKeys), s.fabric, false);
+  if (cluster.has("calibration_set")) {
+    s.calibration_set = cluster.str("calibration_set");
+    try {
+      s.calibration_set_dir = resolve_calibration_set(s.calibration_set, data_dir);
+    } catch (const InputError& e) {
+      throw InputError(file, cluster.at("calibration_set"), e.message());
+    }
+  }
 
   const json& wj = root.get("workload");
   if (!wj.is_object())

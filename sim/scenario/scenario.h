@@ -47,6 +47,10 @@ struct Scenario {
   int count = 0;      // units ordered (instances, UltraServers, ...)
   int nodes = 0;      // count × system.unit_nodes
   FabricSpec fabric;  // system defaults with the scenario's overrides applied
+  // Calibration set the compute model uses (cluster.calibration_set: a name under
+  // calibration/sets/ or a path; compute/import.h); both empty = the published tables only.
+  std::string calibration_set;
+  std::string calibration_set_dir;
   CollectiveParams collective_params;
   std::optional<CollectiveWorkload> collective;
   std::optional<TrainingWorkload> training;

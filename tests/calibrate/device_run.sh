@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# One prepared run of fleetsim-calibrate on a GPU machine (how calibration/samples/h200-measured.csv
+# was produced; calibration/README.md). Writes everything under $OUT.
+set -u
+OUT=${OUT:-out/device}
+mkdir -p "$OUT"
+nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1
+bin=build/gpu/fleetsim-calibrate
+cmake -S . -B build/gpu -DCMAKE_BUILD_TYPE=Release -DFLEETSIM_BUILD_TESTS=OFF -DFLEETSIM_BUILD_BENCH=OFF \
+  >"$OUT/cmake.log" 2>&1 && cmake --build build/gpu -j16 --target fleetsim-calibrate >>"$OUT/cmake.log" 2>&1
+if [ ! -x "$bin" ]; then
+  # The simulator's own dependencies (Boost, Eigen, ...) may be missing here: build the harness alone.
+  echo "cmake build failed; nvcc directly" >>"$OUT/cmake.log"
+  mkdir -p build/gpu
+  nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 calibration/bench/*.cu -lcublasLt -lnccl \
+    -o "$bin" >>"$OUT/cmake.log" 2>&1
+fi
+[ -x "$bin" ] || { echo "no binary"; tail -50 "$OUT/cmake.log"; exit 1; }
+timeout 90 "$bin" --quick --repeats 10 --out "$OUT/h200-quick.csv" 2>"$OUT/quick.err"; echo "quick rc=$?"
+tail -5 "$OUT/quick.err"
+timeout 200 "$bin" --out "$OUT/h200-measured.csv" 2>"$OUT/full.err"; echo "full rc=$?"
+tail -5 "$OUT/full.err"
+grep -E "m=8192 +n=8192 +k=8192|copy|rms_norm|swiglu|skipped" "$OUT/full.err" "$OUT/quick.err" | head -30
