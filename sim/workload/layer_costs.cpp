@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "core/error.h"
 #include "workload/step.h"
@@ -77,6 +78,7 @@ class Builder {
     blk_.segs.push_back(cur_);
     cur_ = Segment{};
     cur_.name = next_name;
+    cur_.experts = std::string(next_name) == "experts";
   }
   Block finish() {
     if (cur_.compute > Time::zero() || cur_.tp > Time::zero()) blk_.segs.push_back(cur_);

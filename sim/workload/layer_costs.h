@@ -35,6 +35,7 @@ struct Segment {
   Time sync;          // its duration (once every member has arrived)
   const char* name = "";
   const char* sync_name = "";
+  bool experts = false;  // the routed experts' kernels (scaled by the rank's MoE load)
 };
 
 struct CollCall {

@@ -408,8 +408,9 @@ struct Instr {
   int32_t chunk = 0;
   int32_t mb = 0;
   int32_t slot = 0;
-  Time a;  // compute / duration
-  Time b;  // exposed TP
+  int32_t moe = -1;  // MoE layer index: expert compute / EP all-to-all scaled by its load
+  Time a;            // compute / duration
+  Time b;            // exposed TP
   const char* name = "";
 };
 
@@ -478,8 +479,15 @@ class Engine final : public EventHandler {
   };
 
   Engine(const Geometry& G, std::vector<Stage>& stages, std::vector<int> units, int vp, int M,
-         const std::vector<double>& speed, Time p2p_fwd, Time p2p_bwd, bool trace)
-      : G_(G), stages_(stages), vp_(vp), M_(M), p2p_{p2p_fwd, p2p_bwd}, trace_on_(trace) {
+         const std::vector<double>& speed, Time p2p_fwd, Time p2p_bwd, bool trace,
+         const MoeLoadTable* moe)
+      : G_(G),
+        stages_(stages),
+        vp_(vp),
+        M_(M),
+        p2p_{p2p_fwd, p2p_bwd},
+        trace_on_(trace),
+        moe_(moe) {
     unit_list_ = std::move(units);
     index_.assign(G.units, -1);
     for (size_t i = 0; i < unit_list_.size(); ++i)
@@ -600,7 +608,8 @@ class Engine final : public EventHandler {
       const Instr& in = prog[U.pc];
       switch (in.op) {
         case Op::kCompute: {
-          const int64_t c = static_cast<int64_t>(std::llround(in.a.ps() / U.speed));
+          const double load = in.moe >= 0 ? moe_factor(u, in.moe, in.mb) : 1.0;
+          const int64_t c = static_cast<int64_t>(std::llround(in.a.ps() * load / U.speed));
           const int64_t dur = c + in.b.ps();
           U.t_compute += c;
           U.t_tp += in.b.ps();
@@ -665,7 +674,12 @@ class Engine final : public EventHandler {
           units_[u].block_start = Time::from_ps(now);
           ++U.pc;
           if (B.arrived == comp_size_[d][c]) {
-            const int64_t end = B.max_time + in.a.ps();
+            const int64_t dur = in.moe >= 0 && !moe_->empty()
+                                    ? static_cast<int64_t>(std::llround(
+                                          static_cast<double>(in.a.ps()) *
+                                          static_cast<double>(moe_->a2a(in.moe, in.mb))))
+                                    : in.a.ps();
+            const int64_t end = B.max_time + dur;
             for (int w : B.waiting) {
               Unit& W = units_[w];
               const int64_t waited = end - W.block_start.ps();
@@ -673,7 +687,7 @@ class Engine final : public EventHandler {
                 W.t_ep += waited;
               else
                 W.t_cp += waited;
-              record(w, "compute", in.name, B.max_time, in.a.ps());
+              record(w, "compute", in.name, B.max_time, dur);
               resume(sim, w, end);
             }
             B = Barrier{};
@@ -748,6 +762,20 @@ class Engine final : public EventHandler {
     return members_.emplace(key, std::move(m)).first->second;
   }
 
+  // The MoE load of unit u (its TP ranks run in lockstep: the most loaded of their EP ranks).
+  double moe_factor(int u, int layer, int mb) const {
+    if (moe_->empty()) return 1.0;
+    const int id = unit_list_[u];
+    const int per_stage = G_.tp * G_.cp * G_.dp;
+    double f = 0;
+    for (int t = 0; t < G_.tp; ++t) {
+      const int r = (id * G_.tp + t) % per_stage;
+      const int q = (r / G_.etp) % G_.ep;
+      f = std::max(f, static_cast<double>(moe_->rank(layer, mb, q)));
+    }
+    return f;
+  }
+
   const Geometry& G_;
   std::vector<Stage>& stages_;
   int vp_, M_;
@@ -763,6 +791,7 @@ class Engine final : public EventHandler {
   std::unordered_map<int, std::unordered_map<int, Barrier>> launches_[6];
   std::map<std::pair<int, int>, std::vector<int>> members_;
   std::vector<TraceEvent> trace_;
+  const MoeLoadTable* moe_;
 };
 
 // Splits `layers` over `vstages` virtual stages as evenly as possible; the first and last
@@ -886,6 +915,16 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
   const double grad_bytes = 2.0;   // gradients reduced in BF16 (README "Assumptions")
   const double param_bytes = 2.0;  // parameters gathered in BF16
 
+  // Index of each MoE layer among the MoE layers (for the load table), −1 for dense layers.
+  std::vector<int> moe_index(m.layers, -1);
+  {
+    int k = 0;
+    for (int l = 0; l < m.layers; ++l)
+      if (is_moe_layer(m, l)) moe_index[l] = k++;
+    if (!in.moe.empty()) {
+      FLEETSIM_ASSERT(in.moe.moe_layers == k && in.moe.micro_batches == M && in.moe.ep == p.ep);
+    }
+  }
   std::vector<Stage> stages(p.pp);
   std::vector<std::map<CollCall, double>> counts(p.pp);  // collectives issued per unit of a stage
   for (int s = 0; s < p.pp; ++s) {
@@ -949,7 +988,7 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
       x.slot = slot;
       prog.push_back(x);
     };
-    auto emit_segments = [&](const Block& blk) {
+    auto emit_segments = [&](const Block& blk, int moe_layer = -1, int mb = 0) {
       for (const CollCall& cc : blk.colls)
         counts[s][cc] += 1;
       for (const Segment& sg : blk.segs) {
@@ -958,6 +997,8 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
           x.a = sg.compute;
           x.b = sg.tp;
           x.name = sg.name;
+          x.mb = mb;
+          if (sg.experts) x.moe = moe_layer;
           prog.push_back(x);
         }
         if (sg.sync_dim >= 0) {
@@ -965,6 +1006,8 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
           x.dim = static_cast<Dim>(sg.sync_dim);
           x.a = sg.sync;
           x.name = sg.sync_name;
+          x.mb = mb;
+          if (x.dim == Dim::kEp) x.moe = moe_layer;
           prog.push_back(x);
         }
       }
@@ -1016,7 +1059,7 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
             wait(buckets[c][layer_bucket[c][i]].slot_ag);
             wait(buckets[c][layer_bucket[c][i]].slot_eag);
           }
-          emit_segments(costs.layer(layer, false));
+          emit_segments(costs.layer(layer, false), moe_index[layer], step.mb);
         }
         if (first_fwd && v == V - 1) {
           wait(buckets[c].front().slot_ag);
@@ -1046,7 +1089,7 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
           const int layer = first_layer[v] + i;
           fsdp_gather(i - 1);
           if (p.fsdp) wait(ag_slot[i]);
-          emit_segments(costs.layer(layer, true));
+          emit_segments(costs.layer(layer, true), moe_index[layer], step.mb);
           if (p.fsdp) {
             const int slot = st.dp_slots++;
             launch(Dim::kDp, slot, CollOp::kReduceScatter,
@@ -1135,7 +1178,7 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
 
   Simulator sim;
   Engine engine(G, stages, unit_ids, p.vp, M, in.gpu_speed, costs.p2p_time(), costs.p2p_time(),
-                in.want_trace);
+                in.want_trace, &in.moe);
   res.events = engine.run(sim);
 
   // Step time: the last unit to finish its optimizer step.

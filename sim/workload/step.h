@@ -71,6 +71,25 @@ struct FrameworkOptions {
   double kernel_efficiency = 1.0;
 };
 
+// Per-rank MoE loads of one step (computed by sim/moe from a routing model), applied to each
+// EP rank's expert GEMMs and to the EP all-to-alls. Empty = perfectly balanced routing.
+struct MoeLoadTable {
+  int moe_layers = 0;
+  int micro_batches = 0;
+  int ep = 0;
+  // [layer][mb][ep rank]: token copies the rank's experts process / the balanced count.
+  std::vector<float> rank_factor;
+  // [layer][mb]: all-to-all time / balanced time (the busiest rank's copies / balanced).
+  std::vector<float> a2a_factor;
+  bool empty() const { return moe_layers == 0; }
+  float rank(int layer, int mb, int q) const {
+    return rank_factor[(static_cast<size_t>(layer) * micro_batches + mb) * ep + q];
+  }
+  float a2a(int layer, int mb) const {
+    return a2a_factor[static_cast<size_t>(layer) * micro_batches + mb];
+  }
+};
+
 struct StepInput {
   ModelSpec model;
   ParallelConfig par;
@@ -86,6 +105,7 @@ struct StepInput {
   // (r / ranks_per_domain) · gpus_per_domain + r % ranks_per_domain, e.g. 64 of the 72 GPUs
   // of an NVL72 rack so that power-of-two groups stay inside one domain.
   int ranks_per_domain = 0;
+  MoeLoadTable moe;  // imbalanced routing (sim/moe); empty = balanced
 };
 
 struct TimeBreakdown {  // per step, seconds, for the critical rank (see README "Metrics")
