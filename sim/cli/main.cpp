@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "report/report.h"
+#include "scenario/training_run.h"
 #include "scenario/scenario.h"
 #include "topo/topology.h"
 #include "validate/validate.h"
@@ -39,20 +40,48 @@ void print_memory(const MemoryBreakdown& m) {
               m.fits ? "fits" : "DOES NOT FIT");
 }
 
+void print_moe(const MoeRun& m, int ep) {
+  const MoeSummary& x = m.summary;
+  std::printf("\nMoE routing: %s", to_string(m.spec.kind));
+  if (m.spec.kind == RoutingKind::kDirichlet) std::printf(" (alpha %.3g)", m.spec.alpha);
+  if (m.spec.kind == RoutingKind::kZipf) std::printf(" (s %.3g)", m.spec.s);
+  if (m.spec.kind == RoutingKind::kHistogram) std::printf(" (%s)", m.spec.histogram_file.c_str());
+  std::printf(", placement %s", to_string(m.spec.placement));
+  if (m.spec.placement == Placement::kEplb)
+    std::printf(" (+%d replicas)", m.spec.redundant_experts);
+  if (m.spec.capacity_factor > 0) {
+    std::printf(", capacity factor %.3g\n", m.spec.capacity_factor);
+  } else {
+    std::printf(", dropless\n");
+  }
+  std::printf("  expert load max/mean   %6.3f  (MaxVio %.3f), layer average\n",
+              x.expert_max_over_mean_avg, x.maxvio);
+  std::printf("  EP-rank load max/mean  %6.3f  (worst layer and micro-batch %.3f)\n",
+              x.rank_max_over_mean_avg, x.rank_max_over_mean_worst);
+  std::printf("  dropped tokens         %6.2f %%\n", x.dropped_fraction * 100);
+  std::printf("  step vs balanced       %+6.1f %%  (%.3f s balanced)\n", m.slowdown_pct,
+              m.balanced_step_s);
+  std::printf("  all-to-all share       %6.1f %% of the step\n", m.all_to_all_share * 100);
+  if (!x.bias_trajectory.empty()) {
+    std::printf("  bias update            max/mean %.3f -> %.3f over %zu steps\n",
+                x.bias_trajectory.front(), x.bias_trajectory.back(), x.bias_trajectory.size() - 1);
+  }
+  if (m.eplb_extra_bytes > 0)
+    std::printf("  EPLB replicas memory   %6.2f GiB per GPU\n",
+                m.eplb_extra_bytes / (1024.0 * 1024 * 1024));
+  std::printf("  copies per EP rank (mean per layer and micro-batch):");
+  for (int q = 0; q < ep; ++q)
+    std::printf("%s%.0f", q % 8 == 0 ? "\n   " : " ", x.rank_tokens[q]);
+  std::printf("\n");
+}
+
 int run_training(const Scenario& s, const Topology& topo, const std::string& out_dir,
                  const std::string& trace_path) {
   const TrainingWorkload& w = *s.training;
   const ComputeModel compute =
       ComputeModel::load(s.system.gpu, default_data_dir(), s.calibration_set_dir);
-  StepInput in;
-  in.model = w.model;
-  in.par = w.par;
-  in.fw = w.fw;
-  in.symmetry = w.symmetry;
-  in.ranks_per_domain = w.ranks_per_domain;
-  in.seed = s.seed;
-  in.want_trace = !trace_path.empty();
-  const StepResult r = simulate_step(in, topo, s.collective_params, compute);
+  const TrainingRun run = simulate_training(s, topo, compute, !trace_path.empty());
+  const StepResult& r = run.result;
   const ParallelConfig& p = w.par;
   std::printf("# fleetsim %s: %s on %d GPUs (%d × %s)\n", s.name.c_str(),
               w.model.display_name.c_str(), w.gpus, s.count, s.system.name.c_str());
@@ -85,10 +114,11 @@ int run_training(const Scenario& s, const Topology& topo, const std::string& out
   std::printf("  (closed-form bubble fraction (pp-1)/(vp·m) = %.3f)\n\n",
               r.bubble_fraction_closed_form);
   print_memory(r.memory);
+  if (run.moe) print_moe(*run.moe, w.par.ep);
   for (const auto& wmsg : r.warnings)
     std::printf("warning: %s\n", wmsg.c_str());
   const std::string report = out_dir + "/report.json";
-  write_file_atomic(report, training_report_json(s, topo, r));
+  write_file_atomic(report, training_report_json(s, topo, r, run.moe ? &*run.moe : nullptr));
   std::printf("# report: %s\n", report.c_str());
   if (!trace_path.empty()) {
     write_file_atomic(trace_path, chrome_trace_json(s, r));

@@ -131,7 +131,8 @@ std::string memory_json(const MemoryBreakdown& m) {
   return memory_obj(m).dump(2) + "\n";
 }
 
-std::string training_report_json(const Scenario& s, const Topology& topo, const StepResult& r) {
+std::string training_report_json(const Scenario& s, const Topology& topo, const StepResult& r,
+                                 const MoeRun* moe) {
   const TrainingWorkload& w = *s.training;
   const ParallelConfig& p = w.par;
   ojson j;
@@ -198,6 +199,45 @@ std::string training_report_json(const Scenario& s, const Topology& topo, const 
               {"gpu_busy_fraction_max", fixed(r.gpu_busy_max, 4)},
               {"gpu_useful_tflops_when_busy", fixed(r.gpu_useful_tflops, 2)},
               {"top_links", links}};
+  if (moe != nullptr) {
+    const MoeSummary& x = moe->summary;
+    ojson per_layer = ojson::array();
+    for (size_t l = 0; l < x.expert_max_over_mean.size(); ++l)
+      per_layer.push_back({{"expert_max_over_mean", fixed(x.expert_max_over_mean[l], 4)},
+                           {"rank_max_over_mean", fixed(x.rank_max_over_mean[l], 4)}});
+    ojson heat = ojson::array();
+    for (const auto& row : x.heatmap) {
+      ojson rr = ojson::array();
+      for (double v : row)
+        rr.push_back(fixed(v, 1));
+      heat.push_back(rr);
+    }
+    ojson ranks = ojson::array();
+    for (double v : x.rank_tokens)
+      ranks.push_back(fixed(v, 1));
+    ojson traj = ojson::array();
+    for (double v : x.bias_trajectory)
+      traj.push_back(fixed(v, 4));
+    j["moe"] = {{"routing", to_string(moe->spec.kind)},
+                {"alpha", moe->spec.alpha},
+                {"s", moe->spec.s},
+                {"placement", to_string(moe->spec.placement)},
+                {"redundant_experts", moe->spec.redundant_experts},
+                {"capacity_factor", moe->spec.capacity_factor},
+                {"expert_max_over_mean", fixed(x.expert_max_over_mean_avg, 4)},
+                {"maxvio", fixed(x.maxvio, 4)},
+                {"rank_max_over_mean", fixed(x.rank_max_over_mean_avg, 4)},
+                {"rank_max_over_mean_worst", fixed(x.rank_max_over_mean_worst, 4)},
+                {"dropped_fraction", fixed(x.dropped_fraction, 6)},
+                {"balanced_step_time_s", fixed(moe->balanced_step_s, 6)},
+                {"slowdown_pct", fixed(moe->slowdown_pct, 3)},
+                {"all_to_all_share", fixed(moe->all_to_all_share, 4)},
+                {"eplb_extra_gib", fixed(moe->eplb_extra_bytes / (1024.0 * 1024 * 1024), 4)},
+                {"rank_tokens", ranks},
+                {"per_layer", per_layer},
+                {"heatmap_layer_by_rank", heat},
+                {"bias_trajectory", traj}};
+  }
   j["compute_sources"] = r.compute_sources;
   j["warnings"] = r.warnings;
   return j.dump(2) + "\n";

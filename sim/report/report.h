@@ -8,6 +8,7 @@
 
 #include "coll/collective.h"
 #include "scenario/scenario.h"
+#include "scenario/training_run.h"
 #include "topo/topology.h"
 #include "validate/validate.h"
 #include "workload/step.h"
@@ -17,7 +18,8 @@ namespace fleetsim {
 std::string collective_report_json(const Scenario& s, const Topology& topo,
                                    const std::vector<CollectiveResult>& results);
 std::string validation_json(const ValidationReport& rep);
-std::string training_report_json(const Scenario& s, const Topology& topo, const StepResult& r);
+std::string training_report_json(const Scenario& s, const Topology& topo, const StepResult& r,
+                                 const MoeRun* moe = nullptr);
 // Chrome trace-event JSON (opens in Perfetto / chrome://tracing): one process per TP unit
 // (named by its GPU ranks), one thread per stream.
 std::string chrome_trace_json(const Scenario& s, const StepResult& r);

@@ -9,8 +9,9 @@
 #include <set>
 #include <sstream>
 
-#include "core/error.h"
 #include "compute/import.h"
+#include "core/csv.h"
+#include "core/error.h"
 #include "core/units.h"
 #include "scenario/json_reader.h"
 #include "scenario/model_loader.h"
@@ -39,9 +40,13 @@ const std::vector<std::string> kFabricOverrideKeys = {"tiers",
 const std::vector<std::string> kCollectiveWorkloadKeys = {"type",  "operation", "sizes",
                                                           "group", "algorithm", "dtype"};
 const std::vector<std::string> kTrainingWorkloadKeys = {
-    "type",      "model",     "gpus",      "parallelism", "batch",
-    "recompute", "precision", "framework", "symmetry",    "placement"};
+    "type",      "model",     "gpus",     "parallelism", "batch",  "recompute",
+    "precision", "framework", "symmetry", "placement",   "routing"};
 const std::vector<std::string> kPlacementKeys = {"ranks_per_domain"};
+const std::vector<std::string> kRoutingKeys = {
+    "model",       "alpha", "s", "file", "capacity_factor", "placement", "redundant_experts",
+    "bias_update", "drift"};
+const std::vector<std::string> kBiasUpdateKeys = {"gamma", "steps"};
 const std::vector<std::string> kParallelismKeys = {
     "tp",  "pp", "cp", "dp", "vp", "ep", "etp", "sequence_parallel", "distributed_optimizer",
     "fsdp"};
@@ -456,6 +461,54 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
       t.fw.kernel_efficiency = f.number("kernel_efficiency", 0.05, 1.0);
   }
   if (w.has("symmetry")) t.symmetry = w.boolean("symmetry");
+  if (w.has("routing")) {
+    if (!is_moe(t.model))
+      w.fail(w.at("routing"), "routing applies to mixture-of-experts models only");
+    const Obj r = w.object("routing", kRoutingKeys);
+    RoutingSpec spec;
+    const std::string kind = r.choice("model", {"balanced", "dirichlet", "zipf", "histogram"});
+    spec.kind = kind == "dirichlet"   ? RoutingKind::kDirichlet
+                : kind == "zipf"      ? RoutingKind::kZipf
+                : kind == "histogram" ? RoutingKind::kHistogram
+                                      : RoutingKind::kBalanced;
+    if (spec.kind == RoutingKind::kDirichlet) spec.alpha = r.number("alpha", 1e-3, 1e6);
+    if (spec.kind == RoutingKind::kZipf) spec.s = r.number("s", 0.0, 10.0);
+    if (spec.kind != RoutingKind::kDirichlet && r.has("alpha"))
+      r.fail(r.at("alpha"), "alpha applies to model 'dirichlet' only");
+    if (spec.kind != RoutingKind::kZipf && r.has("s"))
+      r.fail(r.at("s"), "s applies to model 'zipf' only");
+    if (spec.kind == RoutingKind::kHistogram) {
+      std::string path = r.str("file");
+      if (!path.empty() && path[0] != '/') {
+        const auto dir = fs::path(w.file()).parent_path();
+        if (!dir.empty()) path = (dir / path).string();
+      }
+      spec.histogram_file = path;
+      spec.histogram = load_routing_histogram(path, moe_layer_count(t.model), t.model.moe.experts);
+    } else if (r.has("file")) {
+      r.fail(r.at("file"), "file applies to model 'histogram' only");
+    }
+    if (r.has("capacity_factor")) spec.capacity_factor = r.number("capacity_factor", 0.0, 1000.0);
+    if (r.has("placement")) {
+      const std::string pl = r.choice("placement", {"contiguous", "round_robin", "eplb"});
+      spec.placement = pl == "eplb"          ? Placement::kEplb
+                       : pl == "round_robin" ? Placement::kRoundRobin
+                                             : Placement::kContiguous;
+    }
+    if (r.has("redundant_experts")) {
+      if (spec.placement != Placement::kEplb)
+        r.fail(r.at("redundant_experts"), "redundant_experts applies to placement 'eplb' only");
+      spec.redundant_experts =
+          static_cast<int>(r.integer("redundant_experts", 0, t.model.moe.experts));
+    }
+    if (r.has("bias_update")) {
+      const Obj b = r.object("bias_update", kBiasUpdateKeys);
+      spec.bias_gamma = b.number("gamma", 0.0, 10.0);
+      spec.bias_steps = static_cast<int>(b.integer("steps", 0, 1000000));
+    }
+    if (r.has("drift")) spec.drift = r.number("drift", 0.0, 10.0);
+    t.routing = spec;
+  }
   const int per_domain = system.node.gpus * system.scale_up.domain_nodes;
   if (w.has("placement")) {
     const Obj pl = w.object("placement", kPlacementKeys);
@@ -477,6 +530,78 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
 }
 
 }  // namespace
+
+std::vector<std::vector<double>> load_routing_histogram(const std::string& path, int moe_layers,
+                                                        int experts) {
+  std::vector<std::vector<double>> h(moe_layers, std::vector<double>(experts, -1.0));
+  const std::string text = read_file(path);
+  auto check_count = [&](double v, const std::string& where) {
+    if (!std::isfinite(v) || v < 0)
+      throw InputError(path, where, "expected a token count >= 0, got " + std::to_string(v));
+  };
+  const bool is_json = path.size() >= 5 && path.substr(path.size() - 5) == ".json";
+  if (is_json) {
+    const json j = parse_strict(text, path);
+    const Obj o(j, path, "", {"experts", "tokens"});
+    if (o.integer("experts", 1, 1 << 20) != experts) {
+      o.fail(o.at("experts"), "the model has " + std::to_string(experts) + " routed experts, got " +
+                                  std::to_string(o.integer("experts", 1, 1 << 20)));
+    }
+    const json& tokens = o.get("tokens");
+    if (!tokens.is_array() || static_cast<int>(tokens.size()) != moe_layers) {
+      o.fail(o.at("tokens"), "expected an array of " + std::to_string(moe_layers) +
+                                 " MoE layers, one array of counts each");
+    }
+    for (int l = 0; l < moe_layers; ++l) {
+      const std::string lp = "/tokens/" + std::to_string(l);
+      const json& row = tokens[l];
+      if (!row.is_array() || static_cast<int>(row.size()) != experts)
+        throw InputError(path, lp, "expected " + std::to_string(experts) + " counts");
+      for (int e = 0; e < experts; ++e) {
+        if (!row[e].is_number())
+          throw InputError(path, lp + "/" + std::to_string(e), "expected a number");
+        const double v = row[e].get<double>();
+        check_count(v, lp + "/" + std::to_string(e));
+        h[l][e] = v;
+      }
+    }
+    return h;
+  }
+  const CsvTable t = parse_csv(text, path);
+  const int cl = t.column("layer"), ce = t.column("expert"), ct = t.column("tokens");
+  if (cl < 0 || ce < 0 || ct < 0)
+    throw InputError(path, "line 1", "expected the columns layer,expert,tokens");
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    const std::string where = "line " + std::to_string(t.line_of_row[i]);
+    auto num = [&](int c, const char* what) {
+      const std::string& f = t.rows[i][c];
+      char* end = nullptr;
+      const double v = std::strtod(f.c_str(), &end);
+      if (f.empty() || end == nullptr || *end != '\0')
+        throw InputError(path, where,
+                         std::string("expected a number for ") + what + ", got '" + f + "'");
+      return v;
+    };
+    const double l = num(cl, "layer"), e = num(ce, "expert"), v = num(ct, "tokens");
+    if (l < 0 || l >= moe_layers || l != std::floor(l))
+      throw InputError(path, where,
+                       "layer must be an integer in [0, " + std::to_string(moe_layers - 1) + "]");
+    if (e < 0 || e >= experts || e != std::floor(e))
+      throw InputError(path, where,
+                       "expert must be an integer in [0, " + std::to_string(experts - 1) + "]");
+    check_count(v, where);
+    double& cell = h[static_cast<int>(l)][static_cast<int>(e)];
+    if (cell >= 0) throw InputError(path, where, "layer and expert given twice");
+    cell = v;
+  }
+  for (int l = 0; l < moe_layers; ++l)
+    for (int e = 0; e < experts; ++e)
+      if (h[l][e] < 0)
+        throw InputError(path, "",
+                         "missing tokens for layer " + std::to_string(l) + ", expert " +
+                             std::to_string(e) + " (every MoE layer and expert is needed)");
+  return h;
+}
 
 Scenario parse_scenario(const std::string& text, const std::string& file,
                         const LoadOptions& options) {
@@ -556,6 +681,8 @@ std::map<std::string, std::vector<std::string>> scenario_keys() {
           {"/workload#training/recompute", kRecomputeKeys},
           {"/workload#training/framework", kFrameworkKeys},
           {"/workload#training/placement", kPlacementKeys},
+          {"/workload#training/routing", kRoutingKeys},
+          {"/workload#training/routing/bias_update", kBiasUpdateKeys},
           {"/workload/sizes", kSizeRangeKeys},
           {"/workload/group", kGroupKeys}};
 }

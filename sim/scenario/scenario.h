@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "coll/collective.h"
+#include "moe/routing.h"
 #include "topo/system.h"
 #include "workload/model.h"
 #include "workload/parallel.h"
@@ -34,7 +35,8 @@ struct TrainingWorkload {
   FrameworkOptions fw;
   int gpus = 0;  // GPUs used (0 = every GPU of the cluster)
   bool symmetry = false;
-  int ranks_per_domain = 0;  // placement: ranks per NVLink domain (0 = fill domains)
+  int ranks_per_domain = 0;            // placement: ranks per NVLink domain (0 = fill domains)
+  std::optional<RoutingSpec> routing;  // MoE routing model (absent = balanced)
 };
 
 struct Scenario {
@@ -79,6 +81,12 @@ CollectiveParams load_collective_params(const SystemSpec& system, const std::str
 // Global framework parameters (calibration/framework.json): the defaults of every training
 // workload's "framework" object. Missing file = the built-in defaults (gap 0, efficiency 1).
 FrameworkOptions load_framework_defaults(const std::string& data_dir);
+
+// A routing histogram file (token counts per MoE layer and expert): CSV with columns
+// layer,expert,tokens (every layer 0..moe_layers−1 and expert 0..experts−1 exactly once), or JSON
+// {"experts": E, "tokens": [[counts of layer 0], ...]}. InputError with the line or pointer.
+std::vector<std::vector<double>> load_routing_histogram(const std::string& path, int moe_layers,
+                                                        int experts);
 
 // Keys the scenario loader accepts, by JSON pointer pattern ("" = top level; "/workload#training"
 // is the workload object when its type is "training"). The JSON Schema in

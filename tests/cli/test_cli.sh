@@ -35,6 +35,26 @@ if grep -q "tp3.json:/workload/parallelism" "$tmp/err"; then pass=$((pass+1)); e
 printf '{"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 1}, "workload": {"type": "training", "model": "llama-9b", "parallelism": {}, "batch": {"global": 8, "seq_len": 4096}}}' >"$tmp/model.json"
 check unknown-model 2 "$bin" run "$tmp/model.json"
 if grep -q "model.json:/workload/model" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL unknown-model message"; cat "$tmp/err"; fi
+# MoE routing: the imbalance section, and bad routing histograms (exit 2 with the position).
+check moe-skew 0 "$bin" run scenarios/deepseek-v3-skew-gb200.json --out "$tmp/moe"
+if grep -q "EP-rank load max/mean" "$tmp/out"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL moe section"; fi
+moe_scenario() {  # histogram file name
+  printf '{"name": "h", "cluster": {"system": "dgx-b200", "count": 8}, "workload": {"type": "training", "model": "mixtral-8x7b", "parallelism": {"ep": 8}, "batch": {"global": 64, "seq_len": 4096}, "routing": {"model": "histogram", "file": "%s"}}}' "$1" >"$tmp/h.json"
+}
+printf 'layer,expert,tokens\n' >"$tmp/neg.csv"
+for l in $(seq 0 31); do for e in $(seq 0 7); do echo "$l,$e,100" >>"$tmp/neg.csv"; done; done
+sed -i 's/^5,3,100$/5,3,-4/' "$tmp/neg.csv"
+moe_scenario neg.csv
+check routing-negative 2 "$bin" run "$tmp/h.json" --out "$tmp/h"
+if grep -q "neg.csv:line 45: expected a token count >= 0" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL routing-negative message"; cat "$tmp/err"; fi
+head -n 200 "$tmp/neg.csv" | sed 's/-4/4/' >"$tmp/short.csv"
+moe_scenario short.csv
+check routing-missing-layer 2 "$bin" run "$tmp/h.json" --out "$tmp/h"
+if grep -q "missing tokens for layer 24" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL routing-missing message"; cat "$tmp/err"; fi
+printf '{"experts": 16, "tokens": []}' >"$tmp/wrong.json"
+moe_scenario wrong.json
+check routing-wrong-experts 2 "$bin" run "$tmp/h.json" --out "$tmp/h"
+if grep -q "wrong.json:/experts: the model has 8 routed experts" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL routing-wrong-experts message"; cat "$tmp/err"; fi
 check topo 0 "$bin" topo show p6-b200.48xlarge --count 4
 check topo-dot 0 "$bin" topo show p6e-gb200-ultraserver-72 --dot
 check topo-unknown 2 "$bin" topo show p7.48xlarge

@@ -145,3 +145,31 @@ TEST_CASE("imbalance only slows the step; balanced equals the dense-equivalent s
   const double skewed = simulate_step(in, topo, cp, compute).step_time_s;
   CHECK(skewed > plain);
 }
+
+TEST_CASE("the step slows down as routing skew grows") {
+  // Dirichlet(α) popularity: smaller α, more skew, a busier hottest EP rank, a slower step.
+  const std::string root = FLEETSIM_SOURCE_DIR;
+  const SystemSpec sys = load_system("dgx-b200", root);
+  const CollectiveParams cp = load_collective_params(sys, root);
+  const ComputeModel compute = ComputeModel::load(sys.gpu, root);
+  const Topology topo(sys, sys.fabric, 1);
+  StepInput in;
+  in.model = load_model("deepseek-v3", root);
+  in.model.layers = 6;  // 3 dense + 3 MoE layers
+  in.model.mtp_layers = 0;
+  in.par.ep = 8;
+  in.par.dp = 8;
+  in.par.seq_len = 4096;
+  in.par.global_batch = 32;  // 4 micro-batches
+  double previous = 0;
+  for (double alpha : {100.0, 3.0, 1.0, 0.3}) {
+    RoutingSpec spec;
+    spec.kind = RoutingKind::kDirichlet;
+    spec.alpha = alpha;
+    in.moe = load_table(route_tokens(spec, 256, 8, 8, 3, 4, 4096, 11));
+    const double t = simulate_step(in, topo, cp, compute).step_time_s;
+    INFO("alpha " << alpha);
+    CHECK(t > previous);
+    previous = t;
+  }
+}
