@@ -1,5 +1,5 @@
-// The fleetsim command: run, memory, validate, topo, calibrate. Exit codes: 0 ok, 2 bad input, 1 internal
-// error.
+// The fleetsim command: run, memory, validate, topo, calibrate. Exit codes: 0 ok, 2 bad input, 1
+// internal error.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -11,8 +11,8 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "report/report.h"
-#include "scenario/training_run.h"
 #include "scenario/scenario.h"
+#include "scenario/training_run.h"
 #include "topo/topology.h"
 #include "validate/validate.h"
 
@@ -248,10 +248,12 @@ int cmd_calibrate_import(const std::string& file, std::string set, const std::st
   const bool is_path = set.find('/') != std::string::npos;
   if (!is_path && set.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                         "0123456789._-") != std::string::npos)
-    throw InputError("--set", "", "expected a name from [A-Za-z0-9._-] or a path, got '" + set + "'");
+    throw InputError("--set", "",
+                     "expected a name from [A-Za-z0-9._-] or a path, got '" + set + "'");
   const std::string dir =
-      is_path ? set
-              : (sets_dir.empty() ? default_data_dir() + "/calibration/sets" : sets_dir) + "/" + set;
+      is_path
+          ? set
+          : (sets_dir.empty() ? default_data_dir() + "/calibration/sets" : sets_dir) + "/" + set;
   const std::string dest = import_calibration_file(file, dir);
   int gemm = 0, mem = 0, coll = 0;
   for (const auto& r : f.rows) {
@@ -259,8 +261,8 @@ int cmd_calibrate_import(const std::string& file, std::string set, const std::st
     mem += is_memory_kernel(r.kernel);
     coll += r.kernel.rfind("nccl_", 0) == 0;
   }
-  std::printf("imported %s (%s, %s): %d GEMM, %d memory-bound, %d collective rows\n",
-              file.c_str(), f.gpu.c_str(), f.header.at("device").c_str(), gemm, mem, coll);
+  std::printf("imported %s (%s, %s): %d GEMM, %d memory-bound, %d collective rows\n", file.c_str(),
+              f.gpu.c_str(), f.header.at("device").c_str(), gemm, mem, coll);
   std::printf("set: %s\nfile: %s\n", dir.c_str(), dest.c_str());
   std::printf("use it: \"cluster\": {..., \"calibration_set\": \"%s\"}\n", set.c_str());
   return 0;

@@ -4,11 +4,16 @@ namespace fleetsim {
 
 const char* to_string(DType d) {
   switch (d) {
-    case DType::kFp32: return "fp32";
-    case DType::kBf16: return "bf16";
-    case DType::kFp8: return "fp8";
-    case DType::kMxfp8: return "mxfp8";
-    case DType::kNvfp4: return "nvfp4";
+    case DType::kFp32:
+      return "fp32";
+    case DType::kBf16:
+      return "bf16";
+    case DType::kFp8:
+      return "fp8";
+    case DType::kMxfp8:
+      return "mxfp8";
+    case DType::kNvfp4:
+      return "nvfp4";
   }
   return "?";
 }
@@ -27,11 +32,16 @@ bool parse_dtype(const std::string& s, DType* out) {
 // FP8 scale per 16 elements (NVIDIA Blackwell NVFP4 format), i.e. 0.5 + 1/16 bytes.
 double dtype_bytes(DType d) {
   switch (d) {
-    case DType::kFp32: return 4.0;
-    case DType::kBf16: return 2.0;
-    case DType::kFp8: return 1.0;
-    case DType::kMxfp8: return 1.0 + 1.0 / 32.0;
-    case DType::kNvfp4: return 0.5 + 1.0 / 16.0;
+    case DType::kFp32:
+      return 4.0;
+    case DType::kBf16:
+      return 2.0;
+    case DType::kFp8:
+      return 1.0;
+    case DType::kMxfp8:
+      return 1.0 + 1.0 / 32.0;
+    case DType::kNvfp4:
+      return 0.5 + 1.0 / 16.0;
   }
   return 2.0;
 }

@@ -1,5 +1,5 @@
-#include "core/error.h"
 #include "core/csv.h"
+#include "core/error.h"
 
 #include <fstream>
 #include <sstream>
@@ -85,8 +85,9 @@ std::string read_text_file(const std::string& path, size_t max_bytes) {
   const auto size = in.tellg();
   if (size < 0) throw InputError(path, "", "cannot read file");
   if (static_cast<size_t>(size) > max_bytes)
-    throw InputError(path, "", "file is " + std::to_string(static_cast<long long>(size)) +
-                                   " bytes; the limit is " + std::to_string(max_bytes));
+    throw InputError(path, "",
+                     "file is " + std::to_string(static_cast<long long>(size)) +
+                         " bytes; the limit is " + std::to_string(max_bytes));
   in.seekg(0, std::ios::beg);
   std::ostringstream ss;
   ss << in.rdbuf();
