@@ -3,7 +3,8 @@
 # everything is present (one dpkg query); runs apt-get only for what is missing.
 set -euo pipefail
 packages=(g++ cmake make libboost-graph-dev libeigen3-dev nlohmann-json3-dev libcli11-dev catch2
-          python3-numpy python3-jsonschema)
+          python3-numpy python3-jsonschema
+          slurmctld slurmd slurm-client munge)  # the sweep's Slurm round-trip test
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -5,14 +5,18 @@
 #include <cstdio>
 #include <iostream>
 
+#include <filesystem>
 #include "coll/collective.h"
 #include "compute/compute_model.h"
 #include "compute/import.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "report/report.h"
+#include "report/sweep_results.h"
 #include "scenario/scenario.h"
+#include "scenario/sweep_loader.h"
 #include "scenario/training_run.h"
+#include "sweep/sweep.h"
 #include "topo/topology.h"
 #include "validate/validate.h"
 
@@ -268,6 +272,72 @@ int cmd_calibrate_import(const std::string& file, std::string set, const std::st
   return 0;
 }
 
+struct SweepCli {
+  std::string file, out, shard = "0/1", progress = "auto", emit_slurm, partition, time_limit;
+  int jobs = 1, shards = 4, max_gpus = 131072;
+};
+
+// fleetsim sweep: expand, then run this shard's points (or write Slurm scripts).
+int cmd_sweep(const SweepCli& o, const char* argv0) {
+  LoadOptions lo;
+  lo.max_gpus = o.max_gpus;
+  const SweepPlan plan = load_sweep(o.file, lo);
+  std::fprintf(stderr, "sweep %s: %lld combinations, %zu points\n", plan.name.c_str(),
+               plan.combinations, plan.points.size());
+  for (const auto& sk : plan.skipped)
+    std::fprintf(stderr, "  skipped %d: %s\n", sk.count, sk.reason.c_str());
+  if (!o.emit_slurm.empty()) {
+    std::error_code ec;
+    auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    SlurmOptions so;
+    so.dir = o.emit_slurm;
+    so.fleetsim_exe = ec ? std::string(argv0) : exe.string();
+    so.sweep_file = o.file;
+    so.shards = std::min<int>(o.shards, std::max<int>(1, static_cast<int>(plan.points.size())));
+    so.cpus_per_task = o.jobs;
+    so.partition = o.partition;
+    so.time_limit = o.time_limit;
+    for (const auto& f : emit_slurm(plan, so))
+      std::printf("wrote %s\n", f.c_str());
+    std::printf("submit: bash %s/submit.sh  (%d array tasks, then the merge)\n",
+                std::filesystem::absolute(o.emit_slurm).lexically_normal().c_str(), so.shards);
+    return 0;
+  }
+  SweepRunOptions ro;
+  ro.jobs = o.jobs;
+  ro.shard = parse_shard(o.shard, "--shard");
+  ro.load = lo;
+  ro.progress = o.progress == "bar"     ? ProgressMode::kBar
+                : o.progress == "lines" ? ProgressMode::kLines
+                : o.progress == "none"  ? ProgressMode::kNone
+                                        : ProgressMode::kAuto;
+  ro.out_dir = o.out;
+  if (ro.out_dir.empty()) {
+    ro.out_dir = "out/sweeps/" + plan.name;
+    if (ro.shard.count > 1) ro.out_dir += "/shard-" + std::to_string(ro.shard.index);
+  }
+  const SweepResultsCodec codec;
+  const SweepRunSummary r = run_sweep(plan, ro, codec);
+  std::printf(
+      "# sweep %s, shard %d/%d: %d points (%d already done, %d run in %.2f s, %.1f "
+      "points/s): %d ok, %d invalid, %d error\n",
+      plan.name.c_str(), ro.shard.index, ro.shard.count, r.shard_points, r.already_done, r.ran,
+      r.elapsed_s, r.elapsed_s > 0 ? r.ran / r.elapsed_s : 0.0, r.ok, r.invalid, r.error);
+  if (r.foreign_rows > 0)
+    std::printf("# dropped %d rows of points that are no longer in the sweep\n", r.foreign_rows);
+  std::printf("# results: %s/results.jsonl, %s/results.csv\n", ro.out_dir.c_str(),
+              ro.out_dir.c_str());
+  return 0;
+}
+
+int cmd_merge(const std::string& out, const std::vector<std::string>& inputs) {
+  const SweepResultsCodec codec;
+  const MergeSummary m = merge_sweep_results(out, inputs, codec);
+  std::printf("# merged %d points from %d folders into %s/results.jsonl, %s/results.csv\n",
+              m.points, m.inputs, out.c_str(), out.c_str());
+  return 0;
+}
+
 }  // namespace
 }  // namespace fleetsim
 
@@ -339,6 +409,38 @@ int main(int argc, char** argv) {
   cal_import->add_option("--sets-dir", cal_sets_dir,
                          "Where named sets live (default <data dir>/calibration/sets)");
 
+  auto* sweep = app.add_subcommand(
+      "sweep", "Run a sweep file's points in parallel; resumable; shardable; Slurm scripts");
+  SweepCli sw;
+  sweep->add_option("file", sw.file, "Sweep JSON file (scenarios/schema/sweep.schema.json)")
+      ->required();
+  sweep->add_option("-j,--jobs", sw.jobs, "Points simulated in parallel (threads; default 1)")
+      ->check(CLI::Range(1, 1024));
+  sweep->add_option("--out", sw.out,
+                    "Results folder (default out/sweeps/<name>, /shard-I when sharded)");
+  sweep->add_option("--shard", sw.shard, "Run shard I of N (0-based): points with index % N == I");
+  sweep
+      ->add_option("--progress", sw.progress,
+                   "auto (a bar on a terminal, else lines every 10 s), bar, lines, none")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
+  sweep->add_option("--max-gpus", sw.max_gpus, "Refuse clusters larger than this")
+      ->check(CLI::PositiveNumber);
+  sweep->add_option("--emit-slurm", sw.emit_slurm,
+                    "Write an sbatch job array (one task per shard), the merge job and submit.sh "
+                    "into DIR instead of running");
+  sweep->add_option("--shards", sw.shards, "Shards (array tasks) for --emit-slurm (default 4)")
+      ->check(CLI::Range(1, 100000));
+  sweep->add_option("--partition", sw.partition, "Slurm partition for --emit-slurm");
+  sweep->add_option("--time", sw.time_limit, "Slurm time limit per task for --emit-slurm");
+
+  auto* merge = app.add_subcommand(
+      "merge",
+      "Combine shard result folders; every point exactly once, else say which are missing");
+  std::string merge_out;
+  std::vector<std::string> merge_inputs;
+  merge->add_option("out", merge_out, "Output folder")->required();
+  merge->add_option("inputs", merge_inputs, "Shard result folders")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -351,6 +453,8 @@ int main(int argc, char** argv) {
     if (val->parsed()) return cmd_validate(reference, as_json, vo);
     if (show->parsed()) return cmd_topo(system, count, dot);
     if (cal_import->parsed()) return cmd_calibrate_import(cal_file, cal_set, cal_sets_dir);
+    if (sweep->parsed()) return cmd_sweep(sw, argv[0]);
+    if (merge->parsed()) return cmd_merge(merge_out, merge_inputs);
   } catch (const InputError& e) {
     std::fprintf(stderr, "fleetsim: error: %s\n", e.what());
     return 2;

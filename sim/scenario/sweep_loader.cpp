@@ -1,0 +1,826 @@
+// Sweep-file parsing and expansion (sweep_loader.h): strict keys, JSON-pointer setting with
+// checks against the scenario format, random sampling with fleetsim's own RNG, and a small
+// expression language for filters:
+//   expr    := or;  or := and ('||' and)*;  and := cmp ('&&' cmp)*
+//   cmp     := sum (('=='|'!='|'<'|'<='|'>'|'>=') sum)?
+//   sum     := prod (('+'|'-') prod)*;  prod := unary (('*'|'/'|'%') unary)*
+//   unary   := ('!'|'-') unary | primary
+//   primary := number | 'string' | {/json/pointer} | cluster_gpus | true | false | '(' expr ')'
+// `{/p}` is the point's value at pointer /p (number, boolean as 1/0, or string); cluster_gpus is
+// count × nodes per unit × GPUs per node of the point's cluster.
+#include "scenario/sweep_loader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "core/rng.h"
+#include "scenario/json_reader.h"
+
+namespace fleetsim {
+namespace {
+
+using namespace jsonr;
+
+const std::vector<std::string> kSweepKeys = {"name", "description", "base", "axes", "filters"};
+const std::vector<std::string> kGridKeys = {"mode", "pointer", "values"};
+const std::vector<std::string> kZipKeys = {"mode", "parameters"};
+const std::vector<std::string> kZipParamKeys = {"pointer", "values"};
+const std::vector<std::string> kRandomKeys = {"mode", "n", "seed", "parameters"};
+const std::vector<std::string> kRandomParamKeys = {"pointer", "distribution", "min",
+                                                   "max",     "integer",      "values"};
+const std::vector<std::string> kFilterKeys = {"name", "expr"};
+constexpr long long kMaxPoints = 10'000'000;
+
+// A JSON pointer split into tokens (~1 and ~0 unescaped).
+std::vector<std::string> split_pointer(const std::string& p, const Obj& at,
+                                       const std::string& key) {
+  if (p.empty() || p[0] != '/')
+    at.fail(at.at(key), "expected a JSON pointer starting with '/', got '" + p + "'");
+  std::vector<std::string> out;
+  std::string cur;
+  for (size_t i = 1; i <= p.size(); ++i) {
+    if (i == p.size() || p[i] == '/') {
+      out.push_back(cur);
+      cur.clear();
+    } else if (p[i] == '~') {
+      if (i + 1 >= p.size() || (p[i + 1] != '0' && p[i + 1] != '1'))
+        at.fail(at.at(key), "bad escape in JSON pointer '" + p + "' (use ~0 or ~1)");
+      cur += p[++i] == '0' ? '~' : '/';
+    } else {
+      cur += p[i];
+    }
+  }
+  return out;
+}
+
+bool is_index(const std::string& t) {
+  return !t.empty() && t.size() < 9 && t.find_first_not_of("0123456789") == std::string::npos &&
+         (t == "0" || t[0] != '0');
+}
+
+// The scenario_keys() pattern of an object path: "/workload..." becomes "/workload#training..."
+// for training workloads.
+std::string key_pattern(const std::string& path, bool training) {
+  if (training && path.rfind("/workload", 0) == 0 && (path.size() == 9 || path[9] == '/')) {
+    return "/workload#training" + path.substr(9);
+  }
+  return path;
+}
+
+// Checks that `tokens` names a field the scenario format has: every step exists in the base, or
+// is a key the loader accepts there (missing objects are created when the point is built).
+void check_pointer(const json& base, const std::vector<std::string>& tokens, const Obj& at,
+                   const std::string& key) {
+  static const auto keys = scenario_keys();
+  const bool training = base.contains("workload") && base["workload"].is_object() &&
+                        base["workload"].value("type", "") == "training";
+  const json* cur = &base;
+  std::string path;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& t = tokens[i];
+    if (cur != nullptr && cur->is_array()) {
+      if (!is_index(t) || std::stoul(t) >= cur->size()) {
+        at.fail(at.at(key), "'" + t + "' is not an index of the " + std::to_string(cur->size()) +
+                                "-element array at " + (path.empty() ? "/" : path) +
+                                " in the base scenario");
+      }
+      cur = &(*cur)[std::stoul(t)];
+    } else if (cur == nullptr || cur->is_object()) {
+      if (cur != nullptr && cur->contains(t)) {
+        cur = &(*cur)[t];
+      } else {
+        const auto it = keys.find(key_pattern(path, training));
+        if (it == keys.end()) {
+          at.fail(at.at(key), "the base scenario has no '" + t + "' at " +
+                                  (path.empty() ? "/" : path) + " and the scenario format " +
+                                  "does not define the keys there");
+        }
+        if (std::find(it->second.begin(), it->second.end(), t) == it->second.end()) {
+          std::string msg = "unknown scenario key '" + t + "' at " + (path.empty() ? "/" : path);
+          const std::string near = closest_match(t, it->second);
+          if (!near.empty()) msg += "; did you mean '" + near + "'?";
+          at.fail(at.at(key), msg);
+        }
+        cur = nullptr;
+      }
+    } else {
+      at.fail(at.at(key), (path.empty() ? std::string("/") : path) + " is " + type_name(*cur) +
+                              " in the base scenario, not an object or array");
+    }
+    path += "/" + escape_pointer_token(t);
+  }
+}
+
+void set_at(json& doc, const std::vector<std::string>& tokens, const json& value) {
+  json* cur = &doc;
+  for (size_t i = 0; i + 1 < tokens.size(); ++i)
+    cur = cur->is_array() ? &(*cur)[std::stoul(tokens[i])] : &(*cur)[tokens[i]];
+  if (cur->is_array()) {
+    (*cur)[std::stoul(tokens.back())] = value;
+  } else {
+    (*cur)[tokens.back()] = value;
+  }
+}
+
+std::string hex64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// ---- axes ----
+
+struct Column {
+  std::string pointer;
+  std::vector<std::string> tokens;
+  std::string sweep_ptr;  // where the axis sets it
+};
+
+struct Axis {
+  bool random = false;       // random settings are checked through their ranges instead
+  std::vector<int> columns;  // indices into the column list
+  std::vector<std::vector<json>> settings;  // settings[k][c]: value of columns[c] in setting k
+  std::vector<std::vector<std::string>> setting_ptrs;  // sweep-file pointer of each value
+};
+
+std::vector<json> read_values(const Obj& o, const std::string& key) {
+  const json& v = o.get(key);
+  if (!v.is_array())
+    o.fail(o.at(key), std::string("expected an array of values, got ") + type_name(v));
+  if (v.empty()) o.fail(o.at(key), "expected a non-empty array of values (an empty axis)");
+  return std::vector<json>(v.begin(), v.end());
+}
+
+class SweepReader {
+ public:
+  SweepReader(const std::string& file, const LoadOptions& options) : file_(file), opt_(options) {}
+
+  int add_column(const Obj& o, const json& base) {
+    Column c;
+    c.pointer = o.str("pointer");
+    c.tokens = split_pointer(c.pointer, o, "pointer");
+    c.sweep_ptr = o.at("pointer");
+    for (const auto& other : columns_) {
+      if (other.pointer == c.pointer)
+        o.fail(o.at("pointer"), "'" + c.pointer + "' is already set by " + other.sweep_ptr);
+    }
+    check_pointer(base, c.tokens, o, "pointer");
+    columns_.push_back(std::move(c));
+    return static_cast<int>(columns_.size()) - 1;
+  }
+
+  Axis read_axis(const Obj& root, size_t i, const json& base) {
+    const std::string ptr = root.at("axes") + "/" + std::to_string(i);
+    const json& aj = root.get("axes")[i];
+    if (!aj.is_object())
+      root.fail(ptr, std::string("expected an axis object, got ") + type_name(aj));
+    if (!aj.contains("mode")) root.fail(ptr + "/mode", "missing required key 'mode'");
+    const std::vector<std::string> modes = {"grid", "zip", "random"};
+    const std::string mode = aj["mode"].is_string() ? aj["mode"].get<std::string>() : "";
+    if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
+      std::string msg = "expected one of 'grid', 'zip', 'random', got " + show(aj["mode"]);
+      const std::string near = closest_match(mode, modes);
+      if (!near.empty()) msg += "; did you mean '" + near + "'?";
+      root.fail(ptr + "/mode", msg);
+    }
+    Axis axis;
+    if (mode == "grid") {
+      const Obj o(aj, file_, ptr, kGridKeys);
+      axis.columns.push_back(add_column(o, base));
+      const auto values = read_values(o, "values");
+      for (size_t k = 0; k < values.size(); ++k) {
+        axis.settings.push_back({values[k]});
+        axis.setting_ptrs.push_back({o.at("values") + "/" + std::to_string(k)});
+      }
+    } else if (mode == "zip") {
+      const Obj o(aj, file_, ptr, kZipKeys);
+      const json& params = o.get("parameters");
+      if (!params.is_array() || params.empty())
+        o.fail(o.at("parameters"), "expected a non-empty array of {pointer, values}");
+      size_t len = 0;
+      for (size_t p = 0; p < params.size(); ++p) {
+        const Obj po(params[p], file_, o.at("parameters") + "/" + std::to_string(p), kZipParamKeys);
+        axis.columns.push_back(add_column(po, base));
+        const auto values = read_values(po, "values");
+        if (p == 0) {
+          len = values.size();
+          axis.settings.resize(len);
+          axis.setting_ptrs.resize(len);
+        } else if (values.size() != len) {
+          po.fail(po.at("values"), "zip lists must have equal lengths: expected " +
+                                       std::to_string(len) + " values, got " +
+                                       std::to_string(values.size()));
+        }
+        for (size_t k = 0; k < len; ++k) {
+          axis.settings[k].push_back(values[k]);
+          axis.setting_ptrs[k].push_back(po.at("values") + "/" + std::to_string(k));
+        }
+      }
+    } else {
+      axis.random = true;
+      read_random(Obj(aj, file_, ptr, kRandomKeys), base, &axis);
+    }
+    return axis;
+  }
+
+  void read_random(const Obj& o, const json& base, Axis* axis) {
+    const int64_t n = o.integer("n", 1, kMaxPoints);
+    const uint64_t seed =
+        o.has("seed") ? static_cast<uint64_t>(o.integer("seed", 0, INT64_MAX)) : 1;
+    const json& params = o.get("parameters");
+    if (!params.is_array() || params.empty())
+      o.fail(o.at("parameters"), "expected a non-empty array of {pointer, distribution, ...}");
+    struct Dist {
+      std::string kind;
+      double lo = 0, hi = 0;
+      bool integer = false;
+      std::vector<json> choices;
+    };
+    std::vector<Dist> dists;
+    for (size_t p = 0; p < params.size(); ++p) {
+      const Obj po(params[p], file_, o.at("parameters") + "/" + std::to_string(p),
+                   kRandomParamKeys);
+      axis->columns.push_back(add_column(po, base));
+      Dist d;
+      d.kind = po.choice("distribution", {"uniform", "log_uniform", "choice"});
+      if (d.kind == "choice") {
+        for (const char* k : {"min", "max", "integer"})
+          if (po.has(k)) po.fail(po.at(k), "'" + std::string(k) + "' does not apply to a choice");
+        d.choices = read_values(po, "values");
+      } else {
+        if (po.has("values")) po.fail(po.at("values"), "'values' applies to a choice only");
+        d.lo = po.number("min", -1e300, 1e300);
+        d.hi = po.number("max", -1e300, 1e300);
+        d.integer = po.has("integer") && po.boolean("integer");
+        if (d.hi < d.lo) po.fail(po.at("max"), "expected max >= min");
+        if (d.kind == "log_uniform" && d.lo <= 0)
+          po.fail(po.at("min"), "log_uniform needs min > 0");
+        if (d.integer && (d.lo != std::floor(d.lo) || d.hi != std::floor(d.hi) ||
+                          std::fabs(d.lo) > 9e15 || std::fabs(d.hi) > 9e15))
+          po.fail(po.at("min"), "integer sampling needs integer min and max");
+      }
+      dists.push_back(std::move(d));
+    }
+    Rng rng = Rng::stream(seed, "sweep-random-axis");
+    auto sample = [&](const Dist& d) -> json {
+      if (d.kind == "choice") return d.choices[rng.uniform_below(d.choices.size())];
+      if (d.kind == "uniform" && d.integer)
+        return static_cast<int64_t>(d.lo) +
+               static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(d.hi - d.lo) + 1));
+      const double u = rng.uniform01();
+      if (d.kind == "uniform") {
+        return d.lo + (d.hi - d.lo) * u;
+      }
+      const double x = std::exp(std::log(d.lo) + u * (std::log(d.hi) - std::log(d.lo)));
+      if (d.integer)
+        return static_cast<int64_t>(std::clamp(std::llround(x), static_cast<long long>(d.lo),
+                                               static_cast<long long>(d.hi)));
+      return std::clamp(x, d.lo, d.hi);
+    };
+    for (int64_t k = 0; k < n; ++k) {
+      std::vector<json> setting;
+      std::vector<std::string> ptrs;
+      for (size_t p = 0; p < dists.size(); ++p) {
+        setting.push_back(sample(dists[p]));
+        ptrs.push_back(o.at("parameters") + "/" + std::to_string(p));
+      }
+      axis->settings.push_back(std::move(setting));
+      axis->setting_ptrs.push_back(std::move(ptrs));
+    }
+    // The values the loader must accept: both ends of each range, every choice.
+    for (size_t p = 0; p < dists.size(); ++p) {
+      const Dist& d = dists[p];
+      const std::string pp = o.at("parameters") + "/" + std::to_string(p);
+      if (d.kind == "choice") {
+        for (size_t k = 0; k < d.choices.size(); ++k)
+          extra_checks_.push_back(
+              {axis->columns[p], d.choices[k], pp + "/values/" + std::to_string(k)});
+      } else {
+        for (double v : {d.lo, d.hi}) {
+          extra_checks_.push_back({axis->columns[p],
+                                   d.integer ? json(static_cast<int64_t>(v)) : json(v),
+                                   pp + (v == d.lo ? "/min" : "/max")});
+        }
+      }
+    }
+  }
+
+  // Sets one value alone in the base and runs the scenario loader: a type or range error at
+  // that pointer ("expected ...") is an error of the sweep file, whatever the other axes hold.
+  void check_value(const json& base, int column, const json& value, const std::string& where) {
+    const Column& c = columns_[column];
+    const std::string id = c.pointer + "=" + value.dump();
+    if (!checked_.insert(id).second) return;
+    json doc = base;
+    set_at(doc, c.tokens, value);
+    try {
+      parse_scenario(doc.dump(), file_, opt_);
+    } catch (const InputError& e) {
+      const std::string& p = e.pointer();
+      const bool at_pointer = p == c.pointer || p.rfind(c.pointer + "/", 0) == 0;
+      if (at_pointer && e.message().rfind("expected", 0) == 0) {
+        throw InputError(file_, where,
+                         "value " + show(value) + " for " + c.pointer + ": " + e.message());
+      }
+    }
+  }
+
+  struct ExtraCheck {
+    int column;
+    json value;
+    std::string where;
+  };
+  const std::vector<Column>& columns() const { return columns_; }
+  const std::vector<ExtraCheck>& extra_checks() const { return extra_checks_; }
+
+ private:
+  std::string file_;
+  LoadOptions opt_;
+  std::vector<Column> columns_;
+  std::vector<ExtraCheck> extra_checks_;
+  std::set<std::string> checked_;
+};
+
+// ---- filters ----
+
+struct Value {
+  bool is_str = false;
+  double num = 0;
+  std::string str;
+};
+
+class Filter {
+ public:
+  Filter(std::string name, const std::string& text, std::string file, std::string ptr,
+         std::string data_dir)
+      : name_(std::move(name)),
+        text_(text),
+        file_(std::move(file)),
+        ptr_(std::move(ptr)),
+        data_dir_(std::move(data_dir)) {
+    root_ = parse_or();
+    skip_ws();
+    if (pos_ < text_.size()) error("unexpected '" + text_.substr(pos_, 1) + "'");
+  }
+  const std::string& name() const { return name_; }
+  bool keep(const json& doc, int combination) {
+    const Value v = eval(root_, doc, combination);
+    if (v.is_str) fail("evaluates to a string, expected a condition");
+    return v.num != 0;
+  }
+
+ private:
+  enum class Op {
+    kNum,
+    kStr,
+    kPtr,
+    kGpus,
+    kNot,
+    kNeg,
+    kAdd,
+    kSub,
+    kMul,
+    kDiv,
+    kMod,
+    kEq,
+    kNe,
+    kLt,
+    kLe,
+    kGt,
+    kGe,
+    kAnd,
+    kOr
+  };
+  struct Node {
+    explicit Node(Op o) : op(o) {}
+    Op op;
+    double num = 0;
+    std::string text;
+    json::json_pointer ptr;
+    int a = -1, b = -1;
+  };
+
+  [[noreturn]] void error(const std::string& msg) const {
+    throw InputError(file_, ptr_,
+                     "at character " + std::to_string(pos_ + 1) + " of '" + text_ + "': " + msg);
+  }
+  [[noreturn]] void fail(const std::string& msg) const {
+    throw InputError(file_, ptr_, "filter '" + name_ + "' " + msg);
+  }
+  void skip_ws() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_])))
+      ++pos_;
+  }
+  bool eat(const char* s) {
+    skip_ws();
+    const size_t n = std::strlen(s);
+    if (text_.compare(pos_, n, s) != 0) return false;
+    pos_ += n;
+    return true;
+  }
+  int add(Node n) {
+    nodes_.push_back(std::move(n));
+    return static_cast<int>(nodes_.size()) - 1;
+  }
+  int bin(Op op, int a, int b) {
+    Node n{op};
+    n.a = a;
+    n.b = b;
+    return add(std::move(n));
+  }
+  int parse_or() {
+    int a = parse_and();
+    while (eat("||"))
+      a = bin(Op::kOr, a, parse_and());
+    return a;
+  }
+  int parse_and() {
+    int a = parse_cmp();
+    while (eat("&&"))
+      a = bin(Op::kAnd, a, parse_cmp());
+    return a;
+  }
+  int parse_cmp() {
+    const int a = parse_sum();
+    static const std::pair<const char*, Op> kOps[] = {{"==", Op::kEq}, {"!=", Op::kNe},
+                                                      {"<=", Op::kLe}, {">=", Op::kGe},
+                                                      {"<", Op::kLt},  {">", Op::kGt}};
+    for (const auto& [s, op] : kOps)
+      if (eat(s)) return bin(op, a, parse_sum());
+    return a;
+  }
+  int parse_sum() {
+    int a = parse_prod();
+    for (;;) {
+      if (eat("+")) {
+        a = bin(Op::kAdd, a, parse_prod());
+      } else if (eat("-")) {
+        a = bin(Op::kSub, a, parse_prod());
+      } else {
+        return a;
+      }
+    }
+  }
+  int parse_prod() {
+    int a = parse_unary();
+    for (;;) {
+      if (eat("*")) {
+        a = bin(Op::kMul, a, parse_unary());
+      } else if (eat("/")) {
+        a = bin(Op::kDiv, a, parse_unary());
+      } else if (eat("%")) {
+        a = bin(Op::kMod, a, parse_unary());
+      } else {
+        return a;
+      }
+    }
+  }
+  int parse_unary() {
+    if (eat("!")) {
+      if (text_.compare(pos_, 1, "=") == 0) error("unexpected '='");
+      return bin(Op::kNot, parse_unary(), -1);
+    }
+    if (eat("-")) return bin(Op::kNeg, parse_unary(), -1);
+    return parse_primary();
+  }
+  int parse_primary() {
+    skip_ws();
+    if (pos_ >= text_.size()) error("expected a value, got the end of the expression");
+    const char c = text_[pos_];
+    if (c == '(') {
+      ++pos_;
+      const int e = parse_or();
+      if (!eat(")")) error("expected ')'");
+      return e;
+    }
+    if (c == '{') {
+      const size_t end = text_.find('}', pos_);
+      if (end == std::string::npos) error("expected '}' closing the JSON pointer");
+      Node n{Op::kPtr};
+      n.text = text_.substr(pos_ + 1, end - pos_ - 1);
+      try {
+        n.ptr = json::json_pointer(n.text);
+      } catch (const json::exception&) {
+        error("'" + n.text + "' is not a JSON pointer");
+      }
+      if (n.text.empty()) error("expected a JSON pointer inside {}");
+      pos_ = end + 1;
+      return add(std::move(n));
+    }
+    if (c == '\'') {
+      const size_t end = text_.find('\'', pos_ + 1);
+      if (end == std::string::npos) error("expected a closing quote");
+      Node n{Op::kStr};
+      n.text = text_.substr(pos_ + 1, end - pos_ - 1);
+      pos_ = end + 1;
+      return add(std::move(n));
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
+      size_t used = 0;
+      Node n{Op::kNum};
+      try {
+        n.num = std::stod(text_.substr(pos_), &used);
+      } catch (const std::exception&) {
+        error("expected a number");
+      }
+      pos_ += used;
+      return add(std::move(n));
+    }
+    for (const auto& [word, op, num] :
+         {std::tuple{"cluster_gpus", Op::kGpus, 0.0}, std::tuple{"true", Op::kNum, 1.0},
+          std::tuple{"false", Op::kNum, 0.0}}) {
+      const size_t n = std::strlen(word);
+      if (text_.compare(pos_, n, word) == 0 &&
+          (pos_ + n == text_.size() ||
+           !std::isalnum(static_cast<unsigned char>(text_[pos_ + n])))) {
+        pos_ += n;
+        Node node{op};
+        node.num = num;
+        return add(std::move(node));
+      }
+    }
+    error("expected a number, 'string', {/pointer}, cluster_gpus, true, false or '('");
+  }
+
+  double number(const Value& v) const {
+    if (v.is_str) fail("uses the string '" + v.str + "' in arithmetic");
+    return v.num;
+  }
+
+  Value eval(int i, const json& doc, int combination) {
+    const Node& n = nodes_[i];
+    Value out;
+    switch (n.op) {
+      case Op::kNum:
+        out.num = n.num;
+        return out;
+      case Op::kStr:
+        out.is_str = true;
+        out.str = n.text;
+        return out;
+      case Op::kPtr: {
+        if (!doc.contains(n.ptr)) {
+          fail("uses {" + n.text + "}, which combination " + std::to_string(combination) +
+               " does not set (give it a value in the base scenario)");
+        }
+        const json& v = doc.at(n.ptr);
+        if (v.is_number()) {
+          out.num = v.get<double>();
+        } else if (v.is_boolean()) {
+          out.num = v.get<bool>() ? 1 : 0;
+        } else if (v.is_string()) {
+          out.is_str = true;
+          out.str = v.get<std::string>();
+        } else {
+          fail("uses {" + n.text + "}, which is " + type_name(v) +
+               ", expected a number, boolean or string");
+        }
+        return out;
+      }
+      case Op::kGpus:
+        out.num = cluster_gpus(doc);
+        return out;
+      case Op::kNot:
+        out.num = number(eval(n.a, doc, combination)) == 0 ? 1 : 0;
+        return out;
+      case Op::kNeg:
+        out.num = -number(eval(n.a, doc, combination));
+        return out;
+      case Op::kAnd:
+        out.num =
+            number(eval(n.a, doc, combination)) != 0 && number(eval(n.b, doc, combination)) != 0;
+        return out;
+      case Op::kOr:
+        out.num =
+            number(eval(n.a, doc, combination)) != 0 || number(eval(n.b, doc, combination)) != 0;
+        return out;
+      default:
+        break;
+    }
+    const Value a = eval(n.a, doc, combination);
+    const Value b = eval(n.b, doc, combination);
+    if (n.op == Op::kEq || n.op == Op::kNe) {
+      if (a.is_str != b.is_str) fail("compares a string with a number");
+      const bool eq = a.is_str ? a.str == b.str : a.num == b.num;
+      out.num = (n.op == Op::kEq) == eq;
+      return out;
+    }
+    const double x = number(a), y = number(b);
+    switch (n.op) {
+      case Op::kAdd:
+        out.num = x + y;
+        break;
+      case Op::kSub:
+        out.num = x - y;
+        break;
+      case Op::kMul:
+        out.num = x * y;
+        break;
+      case Op::kDiv:
+      case Op::kMod:
+        if (y == 0) {
+          fail("divides by zero in combination " + std::to_string(combination));
+        }
+        out.num = n.op == Op::kDiv ? x / y : std::fmod(x, y);
+        break;
+      case Op::kLt:
+        out.num = x < y;
+        break;
+      case Op::kLe:
+        out.num = x <= y;
+        break;
+      case Op::kGt:
+        out.num = x > y;
+        break;
+      case Op::kGe:
+        out.num = x >= y;
+        break;
+      default:
+        FLEETSIM_ASSERT(false);
+    }
+    return out;
+  }
+
+  double cluster_gpus(const json& doc) {
+    const json::json_pointer sys_p("/cluster/system"), count_p("/cluster/count");
+    if (!doc.contains(sys_p) || !doc.at(sys_p).is_string() || !doc.contains(count_p) ||
+        !doc.at(count_p).is_number())
+      fail("uses cluster_gpus, which needs /cluster/system and /cluster/count");
+    const std::string sys = doc.at(sys_p).get<std::string>();
+    auto it = gpus_per_unit_.find(sys);
+    if (it == gpus_per_unit_.end()) {
+      try {
+        const SystemSpec s = load_system(sys, data_dir_);
+        it = gpus_per_unit_.emplace(sys, s.unit_nodes * s.node.gpus).first;
+      } catch (const InputError& e) {
+        fail("uses cluster_gpus, but /cluster/system '" + sys + "' does not load: " + e.message());
+      }
+    }
+    return it->second * doc.at(count_p).get<double>();
+  }
+
+  std::string name_, text_, file_, ptr_, data_dir_;
+  size_t pos_ = 0;
+  std::vector<Node> nodes_;
+  int root_ = -1;
+  std::map<std::string, int> gpus_per_unit_;
+};
+
+}  // namespace
+
+std::string sweep_point_file(const SweepPlan& plan, int index) {
+  return plan.file + "[point " + std::to_string(index) + "]";
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> sweep_keys() {
+  return {{"", kSweepKeys},
+          {"/axes#grid", kGridKeys},
+          {"/axes#zip", kZipKeys},
+          {"/axes#zip/parameters", kZipParamKeys},
+          {"/axes#random", kRandomKeys},
+          {"/axes#random/parameters", kRandomParamKeys},
+          {"/filters", kFilterKeys}};
+}
+
+SweepPlan load_sweep(const std::string& path, const LoadOptions& options) {
+  return parse_sweep(read_file(path), path, options);
+}
+
+SweepPlan parse_sweep(const std::string& text, const std::string& file, const LoadOptions& opt_in) {
+  LoadOptions opt = opt_in;
+  if (opt.data_dir.empty()) opt.data_dir = default_data_dir();
+  const json j = parse_strict(text, file);
+  const Obj root(j, file, "", kSweepKeys);
+  SweepPlan plan;
+  plan.file = file;
+  plan.name = root.str("name");
+  if (plan.name.empty() || plan.name.size() > 128 ||
+      plan.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                  "0123456789._-") != std::string::npos)
+    root.fail(root.at("name"),
+              "expected a name matching [A-Za-z0-9._-]{1,128}, got '" + plan.name + "'");
+  plan.description = root.str_or("description", "");
+
+  // The base scenario: a path relative to the sweep file, or an inline object.
+  json base;
+  const json& bj = root.get("base");
+  if (bj.is_string()) {
+    std::filesystem::path p = bj.get<std::string>();
+    if (p.is_relative()) p = std::filesystem::path(file).parent_path() / p;
+    plan.base_file = p.lexically_normal().string();
+    try {
+      base = parse_strict(read_file(plan.base_file), plan.base_file);
+    } catch (const InputError& e) {
+      if (!e.pointer().empty()) throw;
+      root.fail(root.at("base"), "base scenario " + plan.base_file + ": " + e.message());
+    }
+  } else if (bj.is_object()) {
+    base = bj;
+  } else {
+    root.fail(
+        root.at("base"),
+        std::string("expected a scenario path or an inline scenario object, got ") + type_name(bj));
+  }
+
+  const json& axes_j = root.get("axes");
+  if (!axes_j.is_array() || axes_j.empty())
+    root.fail(root.at("axes"), "expected a non-empty array of axes");
+  SweepReader reader(file, opt);
+  std::vector<Axis> axes;
+  long double total = 1;
+  for (size_t i = 0; i < axes_j.size(); ++i) {
+    axes.push_back(reader.read_axis(root, i, base));
+    total *= static_cast<long double>(axes.back().settings.size());
+    if (total > kMaxPoints) {
+      root.fail(root.at("axes") + "/" + std::to_string(i),
+                "the sweep expands to more than " + std::to_string(kMaxPoints) + " points");
+    }
+  }
+  for (const auto& c : reader.columns())
+    plan.columns.push_back(c.pointer);
+  plan.combinations = static_cast<long long>(total);
+
+  // Every distinct value through the scenario loader once (types and ranges).
+  for (const Axis& a : axes) {
+    for (size_t k = 0; k < a.settings.size(); ++k)
+      for (size_t c = 0; c < a.columns.size(); ++c) {
+        if (a.random) continue;  // checked through their ranges (extra_checks) below
+        reader.check_value(base, a.columns[c], a.settings[k][c], a.setting_ptrs[k][c]);
+      }
+  }
+  for (const auto& e : reader.extra_checks())
+    reader.check_value(base, e.column, e.value, e.where);
+
+  std::vector<Filter> filters;
+  std::vector<int> filter_skips;
+  if (root.has("filters")) {
+    const json& fj = root.get("filters");
+    if (!fj.is_array()) root.fail(root.at("filters"), "expected an array of {name, expr}");
+    for (size_t i = 0; i < fj.size(); ++i) {
+      const Obj fo(fj[i], file, root.at("filters") + "/" + std::to_string(i), kFilterKeys);
+      filters.emplace_back(fo.str("name"), fo.str("expr"), file, fo.at("expr"), opt.data_dir);
+    }
+    filter_skips.assign(filters.size(), 0);
+  }
+
+  // Cartesian product, first axis slowest.
+  const auto& columns = reader.columns();
+  std::vector<size_t> idx(axes.size(), 0);
+  std::unordered_map<std::string, int> seen;  // key → point index (lookups only)
+  int duplicates = 0;
+  std::string keys_concat;
+  for (long long combo = 0; combo < plan.combinations; ++combo) {
+    json doc = base;
+    std::vector<const json*> values(columns.size(), nullptr);
+    for (size_t a = 0; a < axes.size(); ++a) {
+      const auto& setting = axes[a].settings[idx[a]];
+      for (size_t c = 0; c < axes[a].columns.size(); ++c) {
+        set_at(doc, columns[axes[a].columns[c]].tokens, setting[c]);
+        values[axes[a].columns[c]] = &setting[c];
+      }
+    }
+    bool keep = true;
+    for (size_t f = 0; f < filters.size() && keep; ++f) {
+      if (!filters[f].keep(doc, static_cast<int>(combo))) {
+        keep = false;
+        ++filter_skips[f];
+      }
+    }
+    if (keep) {
+      SweepPoint p;
+      p.scenario_json = doc.dump();
+      p.key = hex64(fnv1a64(p.scenario_json));
+      const auto [it, fresh] = seen.emplace(p.key, static_cast<int>(plan.points.size()));
+      if (!fresh) {
+        if (plan.points[it->second].scenario_json != p.scenario_json)
+          throw InternalError("sweep: FNV-1a 64 collision between two points");
+        ++duplicates;
+      } else {
+        p.index = static_cast<int>(plan.points.size());
+        for (const json* v : values)
+          p.values_json.push_back(v->dump());
+        keys_concat += p.key;
+        plan.points.push_back(std::move(p));
+      }
+    }
+    for (size_t a = axes.size(); a-- > 0;) {  // odometer, last axis fastest
+      if (++idx[a] < axes[a].settings.size()) break;
+      idx[a] = 0;
+    }
+  }
+  for (size_t f = 0; f < filters.size(); ++f)
+    if (filter_skips[f] > 0) plan.skipped.push_back({filters[f].name(), filter_skips[f]});
+  if (duplicates > 0) plan.skipped.push_back({"duplicate of an earlier point", duplicates});
+  plan.sweep_key = hex64(fnv1a64(keys_concat));
+  return plan;
+}
+
+}  // namespace fleetsim

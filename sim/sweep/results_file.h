@@ -1,0 +1,21 @@
+// Reading a results.jsonl back (internal to sim/sweep: the runner's resume and the merge).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sweep/sweep.h"
+
+namespace fleetsim {
+
+// The complete rows of a results.jsonl: newline-terminated lines the codec parses. A line cut
+// short by a kill (no newline) or anything else is skipped and `clean` set to false.
+struct ExistingResults {
+  std::vector<std::string> lines;  // the valid lines, in file order
+  std::vector<SweepRow> rows;
+  bool clean = true;
+};
+ExistingResults read_results(const std::string& path, const std::vector<std::string>& columns,
+                             const ResultsCodec& codec);
+
+}  // namespace fleetsim

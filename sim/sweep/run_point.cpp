@@ -1,0 +1,127 @@
+// One sweep point: the expanded scenario through the same path as `fleetsim run` (loader,
+// topology, step or collective simulation), reduced to the row's metrics.
+#include <algorithm>
+#include <exception>
+#include <map>
+
+#include "coll/collective.h"
+#include "compute/compute_model.h"
+#include "core/error.h"
+#include "sweep/sweep.h"
+#include "topo/topology.h"
+#include "workload/step.h"
+
+namespace fleetsim {
+
+struct PointRunner::Cache {
+  // Compute models by GPU and calibration set: loading fits curves over the tables, and the
+  // result depends only on the key, so reusing it cannot change a point's numbers.
+  std::map<std::string, ComputeModel> compute;
+};
+
+PointRunner::PointRunner(LoadOptions load) : load_(std::move(load)), cache_(new Cache) {
+  if (load_.data_dir.empty()) load_.data_dir = default_data_dir();
+}
+
+PointRunner::~PointRunner() {
+  delete cache_;
+}
+
+namespace {
+
+size_t metric_index(std::string_view name) {
+  for (size_t i = 0; i < kNumSweepMetrics; ++i)
+    if (kSweepMetricColumns[i] == name) return i;
+  throw InternalError("unknown sweep metric " + std::string(name));
+}
+
+void set(SweepRow& row, std::string_view name, MetricValue v) {
+  row.metrics[metric_index(name)] = std::move(v);
+}
+
+}  // namespace
+
+SweepRow PointRunner::run(const SweepPlan& plan, const SweepPoint& point) {
+  SweepRow row;
+  row.point = point.index;
+  row.key = point.key;
+  row.values_json = point.values_json;
+  try {
+    const Scenario s =
+        parse_scenario(point.scenario_json, sweep_point_file(plan, point.index), load_);
+    const Topology topo(s.system, s.fabric, s.nodes);
+    if (s.training) {
+      const TrainingWorkload& w = *s.training;
+      const std::string ckey = s.system.gpu.model + "|" + s.calibration_set_dir;
+      auto it = cache_->compute.find(ckey);
+      if (it == cache_->compute.end()) {
+        it = cache_->compute
+                 .emplace(ckey,
+                          ComputeModel::load(s.system.gpu, load_.data_dir, s.calibration_set_dir))
+                 .first;
+      }
+      StepInput in;
+      in.model = w.model;
+      in.par = w.par;
+      in.fw = w.fw;
+      in.symmetry = w.symmetry;
+      in.ranks_per_domain = w.ranks_per_domain;
+      in.seed = s.seed;
+      const StepResult r = simulate_step(in, topo, s.collective_params, it->second);
+      const ParallelConfig& p = w.par;
+      const TimeBreakdown& b = r.breakdown;
+      set(row, "workload", MetricValue::str("training"));
+      set(row, "gpus", MetricValue::integral(w.gpus));
+      set(row, "tp", MetricValue::integral(p.tp));
+      set(row, "pp", MetricValue::integral(p.pp));
+      set(row, "cp", MetricValue::integral(p.cp));
+      set(row, "dp", MetricValue::integral(p.dp));
+      set(row, "vp", MetricValue::integral(p.vp));
+      set(row, "ep", MetricValue::integral(p.ep));
+      set(row, "micro_batches", MetricValue::integral(r.micro_batches));
+      set(row, "step_time_s", MetricValue::num(r.step_time_s));
+      set(row, "tokens_per_s_per_gpu", MetricValue::num(r.tokens_per_s_per_gpu));
+      set(row, "model_tflops_per_gpu", MetricValue::num(r.model_tflops_per_gpu));
+      set(row, "mfu", MetricValue::num(r.mfu));
+      set(row, "memory_total_gib",
+          MetricValue::num(static_cast<double>(r.memory.total) / (1024.0 * 1024 * 1024)));
+      set(row, "memory_fits", MetricValue::flag(r.memory.fits));
+      set(row, "compute_s", MetricValue::num(b.compute));
+      set(row, "tp_exposed_s", MetricValue::num(b.tp_exposed));
+      set(row, "cp_exposed_s", MetricValue::num(b.cp_exposed));
+      set(row, "ep_exposed_s", MetricValue::num(b.ep_exposed));
+      set(row, "pp_exposed_s", MetricValue::num(b.pp_exposed));
+      set(row, "dp_exposed_s", MetricValue::num(b.dp_exposed));
+      set(row, "bubble_s", MetricValue::num(b.bubble));
+      set(row, "optimizer_s", MetricValue::num(b.optimizer));
+      set(row, "events", MetricValue::integral(static_cast<int64_t>(r.events)));
+    } else {
+      const CollectiveWorkload& w = *s.collective;
+      const int n = w.group_gpus > 0 ? w.group_gpus : topo.gpus();
+      std::vector<int> ranks(n);
+      for (int i = 0; i < n; ++i)
+        ranks[i] = i;
+      // The largest message size of the list (the bandwidth-bound end).
+      const Bytes size =
+          *std::max_element(w.sizes.begin(), w.sizes.end(),
+                            [](const Bytes& a, const Bytes& b) { return a.count() < b.count(); });
+      const CollectiveResult r =
+          simulate_collective(topo, s.collective_params, w.op, w.algorithm, size, ranks, s.seed);
+      set(row, "workload", MetricValue::str("collective"));
+      set(row, "gpus", MetricValue::integral(n));
+      set(row, "size_bytes", MetricValue::integral(size.count()));
+      set(row, "algorithm", MetricValue::str(to_string(r.algorithm)));
+      set(row, "time_us", MetricValue::num(r.time.us()));
+      set(row, "algbw_gbps", MetricValue::num(r.algbw_gbps));
+      set(row, "busbw_gbps", MetricValue::num(r.busbw_gbps));
+    }
+    row.status = "ok";
+  } catch (const InputError& e) {
+    row = SweepRow{point.index, point.key, "invalid", point.values_json, {}, e.what()};
+  } catch (const std::exception& e) {
+    row = SweepRow{point.index, point.key, "error", point.values_json, {}, e.what()};
+  }
+  return row;
+}
+
+}  // namespace fleetsim
