@@ -2,7 +2,8 @@
 // both K-major: the "TN" layout FP8 tensor cores need), BF16 and FP8 E4M3 with per-tensor scales
 // on every GPU, MXFP8 (32-element UE8M0 block scales) and NVFP4 (16-element UE4M3 block scales)
 // on sm_100 when the cuBLASLt version supports them; BF16 output, FP32 accumulation. The first
-// heuristic algorithm is timed (what a framework calling cuBLASLt gets). A sample of output
+// heuristic algorithm is timed (what a framework calling cuBLASLt gets; should cublasLtMatmul
+// refuse it, the next candidate that runs, named in the notes). A sample of output
 // elements is compared with a reference kernel (FP64 dot products of the same quantized inputs)
 // and a dtype whose check fails is dropped from the file with the reason in its header.
 #include <cublasLt.h>
@@ -111,13 +112,20 @@ struct Buffers {
   size_t workspace_bytes = 64u << 20;
   uint8_t* scales = nullptr;  // block scales (MXFP8 / NVFP4), shared by all sets
   size_t scales_bytes = 0;
-  float* tensor_scales = nullptr;  // FP8 per-tensor scales: a, b
+  // FP8 per-tensor scales: cuBLASLt's A scale at offset 0, its B scale at kScaleStride floats.
+  // Each scale gets its own 256-byte-aligned slot. In the first H200 run they were 4 bytes apart
+  // (B's pointer only 4-byte aligned) and cublasLtMatmul refused every FP8 GEMM with
+  // NOT_SUPPORTED although the heuristic, which does not see the pointers, returned an algorithm:
+  // the one departure from cuBLASLt's FP8 rules found, so the likely cause (not yet re-run).
+  float* tensor_scales = nullptr;
   int* samples = nullptr;          // is, js
   double* ref = nullptr;           // ref, got
 };
 
 constexpr int kSamples = 256;
 constexpr float kScaleA = 0.5f, kScaleB = 0.25f;  // FP8 per-tensor scales
+constexpr size_t kScaleStride = 64;               // floats between the two scale slots (256 B)
+constexpr int kHeuristicAlgos = 8;                // candidates asked of the heuristic
 constexpr uint8_t kUe8m0Half = 126;               // 2^(126-127) = 0.5
 constexpr uint8_t kUe4m3Half = 0x30;              // E4M3 0.5 (exponent 6, bias 7)
 
@@ -164,8 +172,10 @@ bool time_shape(const DtypeSpec& dt, int64_t m, int64_t n, int64_t k, const Opti
   CALIB_LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
   double ref_scale = 1.0;
   if (dt.kind == Kind::kFp8) {
+    // kScaleA applies to cuBLASLt's A (W here), kScaleB to its B (the activations); the
+    // reference multiplies by the product, so which is which does not matter to the check.
     const float* sa = b.tensor_scales;
-    const float* sb = b.tensor_scales + 1;
+    const float* sb = b.tensor_scales + kScaleStride;
     CALIB_LT(
         cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
     CALIB_LT(
@@ -201,10 +211,11 @@ bool time_shape(const DtypeSpec& dt, int64_t m, int64_t n, int64_t k, const Opti
   CALIB_LT(cublasLtMatmulPreferenceCreate(&pref));
   CALIB_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                 &b.workspace_bytes, sizeof b.workspace_bytes));
-  cublasLtMatmulHeuristicResult_t heur{};
+  // The same descriptors (op, la, lb, lc) go to the heuristic and to every cublasLtMatmul call.
+  cublasLtMatmulHeuristicResult_t heur[kHeuristicAlgos] = {};
   int found = 0;
-  const cublasStatus_t hs =
-      cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heur, &found);
+  const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref,
+                                                           kHeuristicAlgos, heur, &found);
   auto cleanup = [&] {
     cublasLtMatmulPreferenceDestroy(pref);
     cublasLtMatrixLayoutDestroy(la);
@@ -218,11 +229,28 @@ bool time_shape(const DtypeSpec& dt, int64_t m, int64_t n, int64_t k, const Opti
     return false;
   }
   const float alpha = 1.0f, beta = 0.0f;
-  auto launch = [&](int i) {
-    const int s = i % sets;
-    CALIB_LT(cublasLtMatmul(lt, op, &alpha, w_of(s), la, a_of(s), lb, &beta, b.d, lc, b.d, lc,
-                            &heur.algo, b.workspace, b.workspace_bytes, stream));
+  auto matmul = [&](int s, int algo) {
+    return cublasLtMatmul(lt, op, &alpha, w_of(s), la, a_of(s), lb, &beta, b.d, lc, b.d, lc,
+                          &heur[algo].algo, b.workspace, b.workspace_bytes, stream);
   };
+  // The first heuristic algorithm is the one timed (what a framework gets). The heuristic does not
+  // see the pointers, so an algorithm can still be refused at execution: then the next candidate
+  // that runs is timed (named in the notes); if none runs, the error lists every status.
+  int algo = 0;
+  std::string refused;
+  for (; algo < found; ++algo) {
+    const cublasStatus_t ms = matmul(0, algo);
+    if (ms == CUBLAS_STATUS_SUCCESS) break;
+    refused += fmt("%salgo %d: status %d", refused.empty() ? "" : ", ", algo, static_cast<int>(ms));
+  }
+  if (algo == found) {
+    cleanup();
+    fail(fmt("gemm.cu:%d: cublasLtMatmul %s m=%lld n=%lld k=%lld refused all %d heuristic "
+             "algorithms (%s)",
+             __LINE__, dt.name, static_cast<long long>(m), static_cast<long long>(n),
+             static_cast<long long>(k), found, refused.c_str()));
+  }
+  auto launch = [&](int i) { CALIB_LT(matmul(i % sets, algo)); };
   const Timing t = time_runs(stream, o.warmup, o.repeats, launch);
 
   // Check: set 0 once more, sampled elements against the reference.
@@ -262,10 +290,11 @@ bool time_shape(const DtypeSpec& dt, int64_t m, int64_t n, int64_t k, const Opti
   row->time_us = t.median_us;
   row->source_dtype = dt.source_dtype;
   row->notes = fmt(
-      "cuBLASLt heuristic algo 0, TN, fp32 accumulate, bf16 out; median of %d runs after %d "
+      "cuBLASLt heuristic algo %d%s, TN, fp32 accumulate, bf16 out; median of %d runs after %d "
       "warm-up (p10 %.4g us, p90 %.4g us), %d rotated input sets; check: rel. error %.2e over %d "
       "sampled outputs",
-      o.repeats, o.warmup, t.p10_us, t.p90_us, sets, *rel_err, kSamples);
+      algo, algo > 0 ? (" (refused: " + refused + ")").c_str() : "", o.repeats, o.warmup,
+      t.p10_us, t.p90_us, sets, *rel_err, kSamples);
   return true;
 }
 
@@ -308,11 +337,14 @@ void run_gemms(const Options& o, const cudaDeviceProp& p, std::vector<Row>* rows
   CALIB_CUDA(cudaMalloc(&b.d, b.d_bytes));
   CALIB_CUDA(cudaMalloc(&b.workspace, b.workspace_bytes));
   CALIB_CUDA(cudaMalloc(&b.scales, b.scales_bytes));
-  CALIB_CUDA(cudaMalloc(&b.tensor_scales, 2 * sizeof(float)));
+  CALIB_CUDA(cudaMalloc(&b.tensor_scales, 2 * kScaleStride * sizeof(float)));
   CALIB_CUDA(cudaMalloc(&b.samples, 2 * kSamples * sizeof(int)));
   CALIB_CUDA(cudaMalloc(&b.ref, 2 * kSamples * sizeof(double)));
-  const float scales[2] = {kScaleA, kScaleB};
-  CALIB_CUDA(cudaMemcpy(b.tensor_scales, scales, sizeof scales, cudaMemcpyHostToDevice));
+  std::vector<float> scales(2 * kScaleStride, 0.0f);
+  scales[0] = kScaleA;
+  scales[kScaleStride] = kScaleB;
+  CALIB_CUDA(cudaMemcpy(b.tensor_scales, scales.data(), scales.size() * sizeof(float),
+                        cudaMemcpyHostToDevice));
   cublasLtHandle_t lt = nullptr;
   CALIB_LT(cublasLtCreate(&lt));
   cudaStream_t stream = nullptr;
