@@ -27,6 +27,7 @@ dev-test: deps
 bench: build
 	./build/release/tests/bench/fleetsim_bench
 	./build/release/tests/bench/fleetsim_bench_step
+	./build/release/tests/bench/fleetsim_bench_sweep
 
 validate: build
 	./build/release/fleetsim validate --reference ../shared/reference/nccl_collectives.csv
