@@ -1,5 +1,5 @@
-// The fleetsim command: run, memory, validate, topo, calibrate. Exit codes: 0 ok, 2 bad input, 1
-// internal error.
+// The fleetsim command: run, memory, validate, topo, calibrate, sweep, merge. Exit codes: 0 ok,
+// 2 bad input, 1 internal error.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>

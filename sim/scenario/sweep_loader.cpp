@@ -343,53 +343,19 @@ class SweepReader {
   std::set<std::string> checked_;
 };
 
-}  // namespace
-
-std::string sweep_point_file(const SweepPlan& plan, int index) {
-  return plan.file + "[point " + std::to_string(index) + "]";
-}
-
-std::vector<std::pair<std::string, std::vector<std::string>>> sweep_keys() {
-  return {{"", kSweepKeys},
-          {"/axes#grid", kGridKeys},
-          {"/axes#zip", kZipKeys},
-          {"/axes#zip/parameters", kZipParamKeys},
-          {"/axes#random", kRandomKeys},
-          {"/axes#random/parameters", kRandomParamKeys},
-          {"/filters", kFilterKeys}};
-}
-
-SweepPlan load_sweep(const std::string& path, const LoadOptions& options) {
-  return parse_sweep(read_file(path), path, options);
-}
-
-SweepPlan parse_sweep(const std::string& text, const std::string& file, const LoadOptions& opt_in) {
-  LoadOptions opt = opt_in;
-  if (opt.data_dir.empty()) opt.data_dir = default_data_dir();
-  const json j = parse_strict(text, file);
-  const Obj root(j, file, "", kSweepKeys);
-  SweepPlan plan;
-  plan.file = file;
-  plan.name = root.str("name");
-  if (plan.name.empty() || plan.name.size() > 128 ||
-      plan.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                  "0123456789._-") != std::string::npos)
-    root.fail(root.at("name"),
-              "expected a name matching [A-Za-z0-9._-]{1,128}, got '" + plan.name + "'");
-  plan.description = root.str_or("description", "");
-
-  // The base scenario: a path relative to the sweep file, or an inline object.
+// The base scenario: a path relative to the sweep file, or an inline object.
+json read_base(const Obj& root, const std::string& file, SweepPlan* plan) {
   json base;
   const json& bj = root.get("base");
   if (bj.is_string()) {
     std::filesystem::path p = bj.get<std::string>();
     if (p.is_relative()) p = std::filesystem::path(file).parent_path() / p;
-    plan.base_file = p.lexically_normal().string();
+    plan->base_file = p.lexically_normal().string();
     try {
-      base = parse_strict(read_file(plan.base_file), plan.base_file);
+      base = parse_strict(read_file(plan->base_file), plan->base_file);
     } catch (const InputError& e) {
       if (!e.pointer().empty()) throw;
-      root.fail(root.at("base"), "base scenario " + plan.base_file + ": " + e.message());
+      root.fail(root.at("base"), "base scenario " + plan->base_file + ": " + e.message());
     }
   } else if (bj.is_object()) {
     base = bj;
@@ -398,50 +364,14 @@ SweepPlan parse_sweep(const std::string& text, const std::string& file, const Lo
         root.at("base"),
         std::string("expected a scenario path or an inline scenario object, got ") + type_name(bj));
   }
+  return base;
+}
 
-  const json& axes_j = root.get("axes");
-  if (!axes_j.is_array() || axes_j.empty())
-    root.fail(root.at("axes"), "expected a non-empty array of axes");
-  SweepReader reader(file, opt);
-  std::vector<Axis> axes;
-  long double total = 1;
-  for (size_t i = 0; i < axes_j.size(); ++i) {
-    axes.push_back(reader.read_axis(root, i, base));
-    total *= static_cast<long double>(axes.back().settings.size());
-    if (total > kMaxPoints) {
-      root.fail(root.at("axes") + "/" + std::to_string(i),
-                "the sweep expands to more than " + std::to_string(kMaxPoints) + " points");
-    }
-  }
-  for (const auto& c : reader.columns())
-    plan.columns.push_back(c.pointer);
-  plan.combinations = static_cast<long long>(total);
-
-  // Every distinct value through the scenario loader once (types and ranges).
-  for (const Axis& a : axes) {
-    for (size_t k = 0; k < a.settings.size(); ++k)
-      for (size_t c = 0; c < a.columns.size(); ++c) {
-        if (a.random) continue;  // checked through their ranges (extra_checks) below
-        reader.check_value(base, a.columns[c], a.settings[k][c], a.setting_ptrs[k][c]);
-      }
-  }
-  for (const auto& e : reader.extra_checks())
-    reader.check_value(base, e.column, e.value, e.where);
-
-  std::vector<sweep_filter::Filter> filters;
-  std::vector<int> filter_skips;
-  if (root.has("filters")) {
-    const json& fj = root.get("filters");
-    if (!fj.is_array()) root.fail(root.at("filters"), "expected an array of {name, expr}");
-    for (size_t i = 0; i < fj.size(); ++i) {
-      const Obj fo(fj[i], file, root.at("filters") + "/" + std::to_string(i), kFilterKeys);
-      filters.emplace_back(fo.str("name"), fo.str("expr"), file, fo.at("expr"), opt.data_dir);
-    }
-    filter_skips.assign(filters.size(), 0);
-  }
-
-  // Cartesian product, first axis slowest.
-  const auto& columns = reader.columns();
+// Cartesian product of the axes (first axis slowest), filtered and de-duplicated.
+void expand(const json& base, const std::vector<Axis>& axes, const std::vector<Column>& columns,
+            std::vector<sweep_filter::Filter>& filters, SweepPlan* out) {
+  SweepPlan& plan = *out;
+  std::vector<int> filter_skips(filters.size(), 0);
   std::vector<size_t> idx(axes.size(), 0);
   std::unordered_map<std::string, int> seen;  // key → point index (lookups only)
   int duplicates = 0;
@@ -489,6 +419,85 @@ SweepPlan parse_sweep(const std::string& text, const std::string& file, const Lo
     if (filter_skips[f] > 0) plan.skipped.push_back({filters[f].name(), filter_skips[f]});
   if (duplicates > 0) plan.skipped.push_back({"duplicate of an earlier point", duplicates});
   plan.sweep_key = hex64(fnv1a64(keys_concat));
+}
+
+}  // namespace
+
+std::string sweep_point_file(const SweepPlan& plan, int index) {
+  return plan.file + "[point " + std::to_string(index) + "]";
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> sweep_keys() {
+  return {{"", kSweepKeys},
+          {"/axes#grid", kGridKeys},
+          {"/axes#zip", kZipKeys},
+          {"/axes#zip/parameters", kZipParamKeys},
+          {"/axes#random", kRandomKeys},
+          {"/axes#random/parameters", kRandomParamKeys},
+          {"/filters", kFilterKeys}};
+}
+
+SweepPlan load_sweep(const std::string& path, const LoadOptions& options) {
+  return parse_sweep(read_file(path), path, options);
+}
+
+SweepPlan parse_sweep(const std::string& text, const std::string& file, const LoadOptions& opt_in) {
+  LoadOptions opt = opt_in;
+  if (opt.data_dir.empty()) opt.data_dir = default_data_dir();
+  const json j = parse_strict(text, file);
+  const Obj root(j, file, "", kSweepKeys);
+  SweepPlan plan;
+  plan.file = file;
+  plan.name = root.str("name");
+  if (plan.name.empty() || plan.name.size() > 128 ||
+      plan.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                  "0123456789._-") != std::string::npos)
+    root.fail(root.at("name"),
+              "expected a name matching [A-Za-z0-9._-]{1,128}, got '" + plan.name + "'");
+  plan.description = root.str_or("description", "");
+
+  const json base = read_base(root, file, &plan);
+
+  const json& axes_j = root.get("axes");
+  if (!axes_j.is_array() || axes_j.empty())
+    root.fail(root.at("axes"), "expected a non-empty array of axes");
+  SweepReader reader(file, opt);
+  std::vector<Axis> axes;
+  long double total = 1;
+  for (size_t i = 0; i < axes_j.size(); ++i) {
+    axes.push_back(reader.read_axis(root, i, base));
+    total *= static_cast<long double>(axes.back().settings.size());
+    if (total > kMaxPoints) {
+      root.fail(root.at("axes") + "/" + std::to_string(i),
+                "the sweep expands to more than " + std::to_string(kMaxPoints) + " points");
+    }
+  }
+  for (const auto& c : reader.columns())
+    plan.columns.push_back(c.pointer);
+  plan.combinations = static_cast<long long>(total);
+
+  // Every distinct value through the scenario loader once (types and ranges).
+  for (const Axis& a : axes) {
+    for (size_t k = 0; k < a.settings.size(); ++k)
+      for (size_t c = 0; c < a.columns.size(); ++c) {
+        if (a.random) continue;  // checked through their ranges (extra_checks) below
+        reader.check_value(base, a.columns[c], a.settings[k][c], a.setting_ptrs[k][c]);
+      }
+  }
+  for (const auto& e : reader.extra_checks())
+    reader.check_value(base, e.column, e.value, e.where);
+
+  std::vector<sweep_filter::Filter> filters;
+  if (root.has("filters")) {
+    const json& fj = root.get("filters");
+    if (!fj.is_array()) root.fail(root.at("filters"), "expected an array of {name, expr}");
+    for (size_t i = 0; i < fj.size(); ++i) {
+      const Obj fo(fj[i], file, root.at("filters") + "/" + std::to_string(i), kFilterKeys);
+      filters.emplace_back(fo.str("name"), fo.str("expr"), file, fo.at("expr"), opt.data_dir);
+    }
+  }
+
+  expand(base, axes, reader.columns(), filters, &plan);
   return plan;
 }
 
