@@ -13,6 +13,7 @@
 #include "core/units.h"
 #include "report/report.h"
 #include "report/sweep_results.h"
+#include "scenario/run_training.h"
 #include "scenario/scenario.h"
 #include "scenario/sweep_loader.h"
 #include "scenario/training_run.h"
@@ -79,8 +80,48 @@ void print_moe(const MoeRun& m, int ep) {
   std::printf("\n");
 }
 
+void print_run(const Scenario& s, const RunOutcome& o) {
+  const RunSpec& spec = *s.run;
+  const RunSummary& m = o.summary;
+  std::printf("\nrun: %d Monte Carlo replicas, ", m.replicas);
+  if (spec.token_budget > 0) std::printf("token budget %.4g", spec.token_budget);
+  if (spec.token_budget > 0 && spec.duration_s > 0) std::printf(" within ");
+  if (spec.duration_s > 0) std::printf("%.2f days", spec.duration_s / 86400.0);
+  std::printf("; failures %s (job MTBF %.2f h)\n",
+              spec.failures.name.empty() ? "none" : spec.failures.name.c_str(), m.job_mtbf_h);
+  std::printf("  checkpoints        %s every %.1f min of training (%.0f GB), %.1f taken, %.2f lost\n",
+              to_string(spec.checkpoint.mode), m.interval_s / 60.0,
+              spec.checkpoint.size_bytes / 1e9, m.checkpoints_mean, m.checkpoints_lost_mean);
+  for (const auto& [level, t] : o.steps.slow_gpu_s)
+    std::printf("  step, a GPU at %3d%% %9.3f s (healthy %.3f s)\n", level * 5, t,
+                o.steps.healthy_s);
+  std::printf("  ETTR               mean %.4f  P10 %.4f  P50 %.4f  P90 %.4f\n", m.ettr_mean,
+              m.ettr_p10, m.ettr_p50, m.ettr_p90);
+  std::printf("  goodput            %.4g tokens/s (healthy %.4g)\n", m.goodput_tokens_per_s,
+              m.tokens_per_s);
+  if (spec.token_budget > 0) {
+    std::printf("  time to budget     P50 %.2f days  P90 %.2f days  (%d of %d replicas reached it)\n",
+                m.time_to_budget_p50_s / 86400, m.time_to_budget_p90_s / 86400, m.reached_budget,
+                m.replicas);
+  }
+  std::printf("  interruptions      %.2f unexpected, %.2f planned; gray failures %.2f (%.2f "
+              "detected); spares used %.2f of %d\n",
+              m.interruptions_mean, m.planned_mean, m.gray_onsets_mean, m.gray_detected_mean,
+              m.spares_used_mean, spec.recovery.spares);
+  std::printf("  lost time (mean hours per run):\n");
+  for (int c = 0; c < kLostCauses; ++c)
+    if (m.lost_mean_s[c] > 0)
+      std::printf("    %-16s %10.2f h\n", to_string(static_cast<LostCause>(c)),
+                  m.lost_mean_s[c] / 3600);
+  std::printf("  failures by cause (mean per run):\n");
+  for (size_t c = 0; c < m.failure_components.size(); ++c)
+    if (m.failures_mean[c] > 0)
+      std::printf("    %-22s %9.2f\n", m.failure_components[c].c_str(), m.failures_mean[c]);
+}
+
 int run_training(const Scenario& s, const Topology& topo, const std::string& out_dir,
-                 const std::string& trace_path) {
+                 const std::string& trace_path, int threads = 0,
+                 const std::string& events_path = "") {
   const TrainingWorkload& w = *s.training;
   const ComputeModel compute =
       ComputeModel::load(s.system.gpu, default_data_dir(), s.calibration_set_dir);
@@ -121,8 +162,20 @@ int run_training(const Scenario& s, const Topology& topo, const std::string& out
   if (run.moe) print_moe(*run.moe, w.par.ep);
   for (const auto& wmsg : r.warnings)
     std::printf("warning: %s\n", wmsg.c_str());
+  std::optional<RunOutcome> outcome;
+  if (s.run) {
+    outcome = simulate_run(s, topo, compute, run, threads, !events_path.empty());
+    print_run(s, *outcome);
+  }
   const std::string report = out_dir + "/report.json";
-  write_file_atomic(report, training_report_json(s, topo, r, run.moe ? &*run.moe : nullptr));
+  write_file_atomic(report, training_report_json(s, topo, r, run.moe ? &*run.moe : nullptr,
+                                                 outcome ? &*outcome : nullptr));
+  if (!events_path.empty()) {
+    if (!outcome)
+      throw InputError(s.file, "/run", "--events needs a scenario with a run section");
+    write_file_atomic(events_path, run_events_jsonl(outcome->summary.events));
+    std::printf("# events: %s (replica 0)\n", events_path.c_str());
+  }
   std::printf("# report: %s\n", report.c_str());
   if (!trace_path.empty()) {
     write_file_atomic(trace_path, chrome_trace_json(s, r));
@@ -147,14 +200,15 @@ int cmd_memory(const std::string& path, int max_gpus, bool as_json) {
 }
 
 int cmd_run(const std::string& path, std::string out_dir, std::optional<uint64_t> seed,
-            int max_gpus, const std::string& trace_path) {
+            int max_gpus, const std::string& trace_path, int threads = 0,
+            const std::string& events_path = "") {
   LoadOptions opt;
   opt.max_gpus = max_gpus;
   Scenario s = load_scenario(path, opt);
   if (seed) s.seed = *seed;
   const Topology topo(s.system, s.fabric, s.nodes);
   if (out_dir.empty()) out_dir = "out/" + s.name;
-  if (s.training) return run_training(s, topo, out_dir, trace_path);
+  if (s.training) return run_training(s, topo, out_dir, trace_path, threads, events_path);
   const CollectiveWorkload& w = *s.collective;
   const int n = w.group_gpus > 0 ? w.group_gpus : topo.gpus();
   const auto ranks = first_ranks(n);
@@ -360,6 +414,15 @@ int main(int argc, char** argv) {
   std::string trace_path;
   run->add_option("--trace", trace_path,
                   "Write a Chrome-trace JSON of the step (training scenarios; open in Perfetto)");
+  std::string events_path;
+  int run_threads = 0;
+  run->add_option("--events", events_path,
+                  "Write the run-level event timeline of replica 0 as JSON lines (scenarios with "
+                  "a run section)");
+  run->add_option("--threads", run_threads,
+                  "Threads for the run-level Monte Carlo (default: every core; results do not "
+                  "depend on it)")
+      ->check(CLI::Range(0, 1024));
 
   auto* mem = app.add_subcommand(
       "memory", "Print the per-GPU memory breakdown of a training scenario (no simulation)");
@@ -448,7 +511,8 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
-    if (run->parsed()) return cmd_run(scenario, out_dir, seed, max_gpus, trace_path);
+    if (run->parsed())
+      return cmd_run(scenario, out_dir, seed, max_gpus, trace_path, run_threads, events_path);
     if (mem->parsed()) return cmd_memory(scenario, max_gpus, mem_json);
     if (val->parsed()) return cmd_validate(reference, as_json, vo);
     if (show->parsed()) return cmd_topo(system, count, dot);

@@ -131,8 +131,55 @@ std::string memory_json(const MemoryBreakdown& m) {
   return memory_obj(m).dump(2) + "\n";
 }
 
+namespace {
+// The "run" object: run-level Monte Carlo summary (README "Failures and checkpoints").
+ojson run_obj(const Scenario& s, const RunOutcome& o) {
+  const RunSpec& spec = *s.run;
+  const RunSummary& m = o.summary;
+  ojson lost = ojson::object();
+  for (int c = 0; c < kLostCauses; ++c)
+    lost[to_string(static_cast<LostCause>(c))] = fixed(m.lost_mean_s[c] / 3600.0, 4);
+  ojson failures = ojson::object();
+  for (size_t c = 0; c < m.failure_components.size(); ++c)
+    failures[m.failure_components[c]] = fixed(m.failures_mean[c], 3);
+  ojson slow = ojson::object();
+  for (const auto& [level, t] : o.steps.slow_gpu_s)
+    slow[std::to_string(level * 5) + "%"] = fixed(t, 6);
+  ojson j;
+  j["replicas"] = m.replicas;
+  j["failure_profile"] = spec.failures.name;
+  j["job_mtbf_h"] = fixed(m.job_mtbf_h, 4);
+  j["checkpoint"] = {{"mode", to_string(spec.checkpoint.mode)},
+                     {"interval_min", fixed(m.interval_s / 60.0, 3)},
+                     {"size_gb", fixed(spec.checkpoint.size_bytes / 1e9, 3)},
+                     {"taken_mean", fixed(m.checkpoints_mean, 2)},
+                     {"lost_mean", fixed(m.checkpoints_lost_mean, 3)}};
+  j["step_time_s"] = {{"healthy", fixed(m.healthy_step_s, 6)}, {"slowest_gpu_at", slow}};
+  j["ettr"] = {{"mean", fixed(m.ettr_mean, 4)},
+               {"p10", fixed(m.ettr_p10, 4)},
+               {"p50", fixed(m.ettr_p50, 4)},
+               {"p90", fixed(m.ettr_p90, 4)}};
+  j["goodput_tokens_per_s"] = fixed(m.goodput_tokens_per_s, 1);
+  j["healthy_tokens_per_s"] = fixed(m.tokens_per_s, 1);
+  j["token_budget"] = spec.token_budget;
+  j["duration_days"] = fixed(spec.duration_s / 86400.0, 4);
+  j["reached_budget"] = m.reached_budget;
+  j["time_to_budget_days"] = {{"p50", fixed(m.time_to_budget_p50_s / 86400.0, 4)},
+                              {"p90", fixed(m.time_to_budget_p90_s / 86400.0, 4)}};
+  j["wall_days_mean"] = fixed(m.wall_mean_s / 86400.0, 4);
+  j["lost_hours"] = lost;
+  j["failures"] = failures;
+  j["interruptions_mean"] = fixed(m.interruptions_mean, 3);
+  j["planned_interruptions_mean"] = fixed(m.planned_mean, 3);
+  j["gray_failures"] = {{"onsets_mean", fixed(m.gray_onsets_mean, 3)},
+                        {"detected_mean", fixed(m.gray_detected_mean, 3)}};
+  j["spares"] = {{"pool", spec.recovery.spares}, {"used_mean", fixed(m.spares_used_mean, 3)}};
+  return j;
+}
+}  // namespace
+
 std::string training_report_json(const Scenario& s, const Topology& topo, const StepResult& r,
-                                 const MoeRun* moe) {
+                                 const MoeRun* moe, const RunOutcome* run) {
   const TrainingWorkload& w = *s.training;
   const ParallelConfig& p = w.par;
   ojson j;
@@ -238,6 +285,7 @@ std::string training_report_json(const Scenario& s, const Topology& topo, const 
                 {"heatmap_layer_by_rank", heat},
                 {"bias_trajectory", traj}};
   }
+  if (run != nullptr && s.run) j["run"] = run_obj(s, *run);
   j["compute_sources"] = r.compute_sources;
   j["warnings"] = r.warnings;
   return j.dump(2) + "\n";

@@ -15,6 +15,7 @@
 #include "core/units.h"
 #include "scenario/json_reader.h"
 #include "scenario/model_loader.h"
+#include "scenario/run_loader.h"
 #include "scenario/scenario.h"
 
 namespace fleetsim {
@@ -23,8 +24,8 @@ namespace {
 using namespace jsonr;
 
 // ---- key tables (shared with scenario_keys() and the schema test) ----
-const std::vector<std::string> kScenarioKeys = {"name", "description", "seed", "cluster",
-                                                "workload"};
+const std::vector<std::string> kScenarioKeys = {"name",    "description", "seed",
+                                                "cluster", "workload",    "run"};
 const std::vector<std::string> kClusterKeys = {"system", "count", "fabric", "calibration_set"};
 const std::vector<std::string> kFabricOverrideKeys = {"tiers",
                                                       "rail_optimized",
@@ -662,6 +663,11 @@ Scenario parse_scenario(const std::string& text, const std::string& file,
   if (type == "training") {
     s.training = read_training(workload, static_cast<int>(gpus), s.system, data_dir);
   }
+  if (root.has("run")) {
+    if (!s.training) root.fail("/run", "the run section needs a training workload");
+    s.run = read_run_section(root.object("run", run_scenario_keys().at("/run")), s.training->model,
+                             s.training->par, s.system, data_dir);
+  }
   s.collective_params = load_collective_params(s.system, data_dir);
   return s;
 }
@@ -671,7 +677,8 @@ Scenario load_scenario(const std::string& path, const LoadOptions& options) {
 }
 
 std::map<std::string, std::vector<std::string>> scenario_keys() {
-  return {{"", kScenarioKeys},
+  auto keys = run_scenario_keys();
+  keys.merge(std::map<std::string, std::vector<std::string>>{{"", kScenarioKeys},
           {"/cluster", kClusterKeys},
           {"/cluster/fabric", kFabricOverrideKeys},
           {"/workload", kCollectiveWorkloadKeys},
@@ -684,7 +691,8 @@ std::map<std::string, std::vector<std::string>> scenario_keys() {
           {"/workload#training/routing", kRoutingKeys},
           {"/workload#training/routing/bias_update", kBiasUpdateKeys},
           {"/workload/sizes", kSizeRangeKeys},
-          {"/workload/group", kGroupKeys}};
+          {"/workload/group", kGroupKeys}});
+  return keys;
 }
 
 }  // namespace fleetsim

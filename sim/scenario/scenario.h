@@ -12,6 +12,7 @@
 
 #include "coll/collective.h"
 #include "moe/routing.h"
+#include "run/run.h"
 #include "topo/system.h"
 #include "workload/model.h"
 #include "workload/parallel.h"
@@ -56,6 +57,9 @@ struct Scenario {
   CollectiveParams collective_params;
   std::optional<CollectiveWorkload> collective;
   std::optional<TrainingWorkload> training;
+  // Run-level simulation (top-level "run", training workloads only): failures, checkpoints,
+  // recovery and Monte Carlo replicas (scenario/run_loader.h).
+  std::optional<RunSpec> run;
 };
 
 struct LoadOptions {
