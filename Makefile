@@ -28,6 +28,7 @@ bench: build
 	./build/release/tests/bench/fleetsim_bench
 	./build/release/tests/bench/fleetsim_bench_step
 	./build/release/tests/bench/fleetsim_bench_sweep
+	./build/release/tests/bench/fleetsim_bench_run
 
 validate: build
 	./build/release/fleetsim validate --reference ../shared/reference/nccl_collectives.csv
