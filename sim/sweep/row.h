@@ -48,8 +48,10 @@ struct MetricValue {
   bool operator==(const MetricValue&) const = default;
 };
 
-// Metric columns in output order. Training points fill workload..events, collective points
-// workload, gpus and size_bytes..busbw_gbps (their largest message size).
+// Metric columns in output order. Training points fill workload..events (and moe_slowdown_pct
+// with MoE routing; ettr_mean..interruptions_mean when the scenario has a "run" section: the
+// run summary of report.json), collective points workload, gpus and size_bytes..busbw_gbps
+// (their largest message size).
 inline constexpr std::string_view kSweepMetricColumns[] = {"workload",
                                                            "gpus",
                                                            "tp",
@@ -78,7 +80,16 @@ inline constexpr std::string_view kSweepMetricColumns[] = {"workload",
                                                            "algorithm",
                                                            "time_us",
                                                            "algbw_gbps",
-                                                           "busbw_gbps"};
+                                                           "busbw_gbps",
+                                                           "moe_slowdown_pct",
+                                                           "ettr_mean",
+                                                           "ettr_p10",
+                                                           "ettr_p50",
+                                                           "ettr_p90",
+                                                           "goodput_tokens_per_s",
+                                                           "time_to_budget_p50_s",
+                                                           "time_to_budget_p90_s",
+                                                           "interruptions_mean"};
 inline constexpr size_t kNumSweepMetrics = std::size(kSweepMetricColumns);
 
 struct SweepRow {

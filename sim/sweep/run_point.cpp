@@ -1,5 +1,7 @@
 // One sweep point: the expanded scenario through the same path as `fleetsim run` (loader,
-// topology, step or collective simulation), reduced to the row's metrics.
+// topology, simulate_training or the collective, and the run-level Monte Carlo when the scenario
+// has a "run" section, on one thread since points already run in parallel), reduced to the row's
+// metrics.
 #include <algorithm>
 #include <exception>
 #include <map>
@@ -7,6 +9,8 @@
 #include "coll/collective.h"
 #include "compute/compute_model.h"
 #include "core/error.h"
+#include "scenario/run_training.h"
+#include "scenario/training_run.h"
 #include "sweep/sweep.h"
 #include "topo/topology.h"
 #include "workload/step.h"
@@ -60,14 +64,8 @@ SweepRow PointRunner::run(const SweepPlan& plan, const SweepPoint& point) {
                           ComputeModel::load(s.system.gpu, load_.data_dir, s.calibration_set_dir))
                  .first;
       }
-      StepInput in;
-      in.model = w.model;
-      in.par = w.par;
-      in.fw = w.fw;
-      in.symmetry = w.symmetry;
-      in.ranks_per_domain = w.ranks_per_domain;
-      in.seed = s.seed;
-      const StepResult r = simulate_step(in, topo, s.collective_params, it->second);
+      const TrainingRun run = simulate_training(s, topo, it->second, /*want_trace=*/false);
+      const StepResult& r = run.result;
       const ParallelConfig& p = w.par;
       const TimeBreakdown& b = r.breakdown;
       set(row, "workload", MetricValue::str("training"));
@@ -95,6 +93,21 @@ SweepRow PointRunner::run(const SweepPlan& plan, const SweepPoint& point) {
       set(row, "bubble_s", MetricValue::num(b.bubble));
       set(row, "optimizer_s", MetricValue::num(b.optimizer));
       set(row, "events", MetricValue::integral(static_cast<int64_t>(r.events)));
+      if (run.moe) set(row, "moe_slowdown_pct", MetricValue::num(run.moe->slowdown_pct));
+      if (s.run) {
+        const RunSummary m =
+            simulate_run(s, topo, it->second, run, /*threads=*/1, /*want_events=*/false).summary;
+        set(row, "ettr_mean", MetricValue::num(m.ettr_mean));
+        set(row, "ettr_p10", MetricValue::num(m.ettr_p10));
+        set(row, "ettr_p50", MetricValue::num(m.ettr_p50));
+        set(row, "ettr_p90", MetricValue::num(m.ettr_p90));
+        set(row, "goodput_tokens_per_s", MetricValue::num(m.goodput_tokens_per_s));
+        set(row, "interruptions_mean", MetricValue::num(m.interruptions_mean));
+        if (m.reached_budget > 0) {
+          set(row, "time_to_budget_p50_s", MetricValue::num(m.time_to_budget_p50_s));
+          set(row, "time_to_budget_p90_s", MetricValue::num(m.time_to_budget_p90_s));
+        }
+      }
     } else {
       const CollectiveWorkload& w = *s.collective;
       const int n = w.group_gpus > 0 ? w.group_gpus : topo.gpus();

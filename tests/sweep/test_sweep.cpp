@@ -312,6 +312,33 @@ TEST_CASE("sweep rows carry the report's metrics (collective and training)") {
   CHECK(bad.error.find("test.json[point 1]:/workload/batch/global") != std::string::npos);
 }
 
+TEST_CASE("sweeps over run-level fields report the run summary") {
+  const SweepPlan p = parse_sweep(
+      R"({"name": "r", "base": "../run-quickstart-tiered.json",
+          "axes": [{"mode": "grid", "pointer": "/run/replicas", "values": [4]},
+                   {"mode": "grid", "pointer": "/run/checkpoint/interval", "values": ["10min", "2h"]}]})",
+      kFile, opts());
+  REQUIRE(p.points.size() == 2);
+  PointRunner runner(opts());
+  auto get = [](const SweepRow& row, std::string_view name) {
+    for (size_t i = 0; i < kNumSweepMetrics; ++i)
+      if (kSweepMetricColumns[i] == name) return row.metrics[i];
+    return MetricValue{};
+  };
+  for (const auto& pt : p.points) {
+    const SweepRow r = runner.run(p, pt);
+    REQUIRE(r.status == "ok");
+    const double ettr = get(r, "ettr_mean").number;
+    CHECK((ettr > 0 && ettr <= 1));
+    CHECK(get(r, "ettr_p10").number <= get(r, "ettr_p50").number);
+    CHECK(get(r, "ettr_p50").number <= get(r, "ettr_p90").number);
+    // Goodput never exceeds the healthy rate: tokens/s/GPU × 64 GPUs.
+    CHECK(get(r, "goodput_tokens_per_s").number <=
+          get(r, "tokens_per_s_per_gpu").number * 64 * (1 + 1e-9));
+    CHECK(get(r, "interruptions_mean").kind == MetricValue::Kind::kNumber);
+  }
+}
+
 TEST_CASE("runner: same results for any -j, resume after a cut, shards + merge = unsharded") {
   const SweepPlan p = plan_of(sweep(kSmallAxes));
   const SweepResultsCodec codec;
