@@ -55,6 +55,16 @@ printf '{"experts": 16, "tokens": []}' >"$tmp/wrong.json"
 moe_scenario wrong.json
 check routing-wrong-experts 2 "$bin" run "$tmp/h.json" --out "$tmp/h"
 if grep -q "wrong.json:/experts: the model has 8 routed experts" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL routing-wrong-experts message"; cat "$tmp/err"; fi
+# A sweep over the routing skew: the dropless slowdown rises as alpha falls.
+check moe-sweep 0 "$bin" sweep scenarios/sweeps/moe-alpha.json --out "$tmp/sweep" -j 2
+if /usr/bin/python3 - "$tmp/sweep/results.csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if float(r["/workload/routing/capacity_factor"]) == 0]
+rows.sort(key=lambda r: -float(r["/workload/routing/alpha"]))
+slow = [float(r["moe_slowdown_pct"]) for r in rows]
+assert len(slow) == 5 and all(a < b for a, b in zip(slow, slow[1:])), slow
+PY
+then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL moe sweep slowdown is not rising with skew"; fi
 check topo 0 "$bin" topo show p6-b200.48xlarge --count 4
 check topo-dot 0 "$bin" topo show p6e-gb200-ultraserver-72 --dot
 check topo-unknown 2 "$bin" topo show p7.48xlarge
