@@ -251,7 +251,13 @@ RoutingResult route_tokens(const RoutingSpec& spec, int experts, int top_k, int 
           continue;
         if (best < 0 || rank_load[q] < rank_load[best]) best = q;
       }
-      FLEETSIM_ASSERT(best >= 0);
+      if (best < 0) {
+        // Only the rank holding the other replica has a free slot left: put it there (the two
+        // replicas then act as one expert with two slots' worth of capacity on that rank).
+        for (int q = 0; q < ep; ++q)
+          if (used[q] < r.slots_per_rank && (best < 0 || rank_load[q] < rank_load[best])) best = q;
+      }
+      FLEETSIM_ASSERT(best >= 0);  // ep · slots_per_rank ≥ experts + redundant
       r.replicas[it.expert].push_back(best);
       rank_load[best] += it.weight;
       used[best]++;

@@ -501,6 +501,8 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
         r.fail(r.at("redundant_experts"), "redundant_experts applies to placement 'eplb' only");
       spec.redundant_experts =
           static_cast<int>(r.integer("redundant_experts", 0, t.model.moe.experts));
+      if (spec.redundant_experts > 0 && p.ep < 2)
+        r.fail(r.at("redundant_experts"), "replicas need ep >= 2 (a replica goes to another rank)");
     }
     if (r.has("bias_update")) {
       const Obj b = r.object("bias_update", kBiasUpdateKeys);
@@ -678,20 +680,21 @@ Scenario load_scenario(const std::string& path, const LoadOptions& options) {
 
 std::map<std::string, std::vector<std::string>> scenario_keys() {
   auto keys = run_scenario_keys();
-  keys.merge(std::map<std::string, std::vector<std::string>>{{"", kScenarioKeys},
-          {"/cluster", kClusterKeys},
-          {"/cluster/fabric", kFabricOverrideKeys},
-          {"/workload", kCollectiveWorkloadKeys},
-          {"/workload#training", kTrainingWorkloadKeys},
-          {"/workload#training/parallelism", kParallelismKeys},
-          {"/workload#training/batch", kBatchKeys},
-          {"/workload#training/recompute", kRecomputeKeys},
-          {"/workload#training/framework", kFrameworkKeys},
-          {"/workload#training/placement", kPlacementKeys},
-          {"/workload#training/routing", kRoutingKeys},
-          {"/workload#training/routing/bias_update", kBiasUpdateKeys},
-          {"/workload/sizes", kSizeRangeKeys},
-          {"/workload/group", kGroupKeys}});
+  keys.merge(std::map<std::string, std::vector<std::string>>{
+      {"", kScenarioKeys},
+      {"/cluster", kClusterKeys},
+      {"/cluster/fabric", kFabricOverrideKeys},
+      {"/workload", kCollectiveWorkloadKeys},
+      {"/workload#training", kTrainingWorkloadKeys},
+      {"/workload#training/parallelism", kParallelismKeys},
+      {"/workload#training/batch", kBatchKeys},
+      {"/workload#training/recompute", kRecomputeKeys},
+      {"/workload#training/framework", kFrameworkKeys},
+      {"/workload#training/placement", kPlacementKeys},
+      {"/workload#training/routing", kRoutingKeys},
+      {"/workload#training/routing/bias_update", kBiasUpdateKeys},
+      {"/workload/sizes", kSizeRangeKeys},
+      {"/workload/group", kGroupKeys}});
   return keys;
 }
 
