@@ -2,7 +2,10 @@
 JOBS ?= $(shell nproc)
 SCENARIO ?= scenarios/quickstart.json
 
-.PHONY: deps build run test bench dev-test calibrate validate format clean
+.PHONY: deps build run test bench dev-test calibrate validate format clean fuzz lint update-goldens
+# Seconds each fuzz target runs: in `make test` (bounded, where clang is installed) and `make fuzz`.
+FUZZ_TEST_SECONDS ?= 20
+FUZZ_SECONDS ?= 300
 
 deps:
 	@bash scripts/install-deps.sh
@@ -14,10 +17,32 @@ build: deps
 run: build
 	./build/release/fleetsim run $(SCENARIO)
 
+# The ci suite, the format check, the same suite under ASan + UBSan (dev preset, without the
+# benchmarks), then every fuzz target for FUZZ_TEST_SECONDS (skipped with a note without clang).
 test: deps
 	@cmake --preset ci >/dev/null
 	@cmake --build --preset ci -j $(JOBS)
 	@ctest --preset ci -j $(JOBS)
+	@bash scripts/lint.sh --format-only
+	@cmake --preset dev -DFLEETSIM_BUILD_BENCH=OFF >/dev/null
+	@cmake --build --preset dev -j $(JOBS)
+	@ctest --preset dev -j $(JOBS)
+	@bash scripts/fuzz.sh --if-available --seconds $(FUZZ_TEST_SECONDS) --jobs $(JOBS)
+
+# libFuzzer targets (fuzz/README.md), each for FUZZ_SECONDS.
+fuzz: deps
+	@bash scripts/fuzz.sh --seconds $(FUZZ_SECONDS) --jobs $(JOBS)
+
+# clang-format check and clang-tidy (curated checks of .clang-tidy) on sim/.
+lint: deps
+	@cmake --preset ci >/dev/null
+	@bash scripts/lint.sh --build build/ci --jobs $(JOBS)
+
+# The only way the determinism goldens (tests/robustness/expected/) change.
+update-goldens: deps
+	@cmake --preset ci >/dev/null
+	@cmake --build --preset ci -j $(JOBS) --target fleetsim
+	/usr/bin/python3 tests/robustness/goldens.py build/ci/fleetsim --update
 
 dev-test: deps
 	@cmake --preset dev >/dev/null

@@ -5,6 +5,8 @@ set -euo pipefail
 packages=(g++ cmake make libboost-graph-dev libeigen3-dev nlohmann-json3-dev libcli11-dev catch2
           python3-numpy python3-jsonschema
           slurmctld slurmd slurm-client munge)  # the sweep's Slurm round-trip test
+# fuzzing (clang's libFuzzer with ASan / UBSan runtimes), format check and clang-tidy
+packages+=(clang libclang-rt-14-dev clang-format clang-tidy)
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

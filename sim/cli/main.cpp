@@ -184,9 +184,31 @@ int run_training(const Scenario& s, const Topology& topo, const std::string& out
   return 0;
 }
 
+// Work limits of run and memory (--max-passes, --max-trace-events); --max-gpus is passed along.
+struct WorkLimits {
+  int64_t max_passes = LoadOptions{}.max_passes;
+  int64_t max_trace_events = 5'000'000;  // about 450 MB of Chrome-trace JSON
+};
+WorkLimits work_limits;
+
+// A Chrome trace holds about 3 events per forward/backward pass (kernels and communication
+// slices merged per pass); refused before simulating when it would exceed the limit.
+void check_trace_size(const Scenario& s, const std::string& trace_path) {
+  if (trace_path.empty() || !s.training) return;
+  const int64_t events = estimated_step_passes(*s.training) * 3;
+  if (events > work_limits.max_trace_events) {
+    throw InputError(s.file, "/workload/batch",
+                     "--trace would write about " + std::to_string(events) +
+                         " trace events (about " + std::to_string(events * 90 / 1000000) +
+                         " MB); the limit is " + std::to_string(work_limits.max_trace_events) +
+                         " (raise it with --max-trace-events)");
+  }
+}
+
 int cmd_memory(const std::string& path, int max_gpus, bool as_json) {
   LoadOptions opt;
   opt.max_gpus = max_gpus;
+  opt.max_passes = work_limits.max_passes;
   const Scenario s = load_scenario(path, opt);
   if (!s.training) throw InputError(path, "/workload/type", "memory needs a training workload");
   const MemoryBreakdown m =
@@ -204,7 +226,9 @@ int cmd_run(const std::string& path, std::string out_dir, std::optional<uint64_t
             const std::string& events_path = "") {
   LoadOptions opt;
   opt.max_gpus = max_gpus;
+  opt.max_passes = work_limits.max_passes;
   Scenario s = load_scenario(path, opt);
+  check_trace_size(s, trace_path);
   if (seed) s.seed = *seed;
   const Topology topo(s.system, s.fabric, s.nodes);
   if (out_dir.empty()) out_dir = "out/" + s.name;
@@ -411,6 +435,13 @@ int main(int argc, char** argv) {
   run->add_option("--seed", seed, "Override the scenario's seed");
   run->add_option("--max-gpus", max_gpus, "Refuse clusters larger than this")
       ->check(CLI::PositiveNumber);
+  run->add_option("--max-passes", work_limits.max_passes,
+                  "Refuse training steps with more forward/backward passes to simulate (TP units "
+                  "x micro-batches x model chunks x 2)")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--max-trace-events", work_limits.max_trace_events,
+                  "Refuse --trace when it would write more events than this")
+      ->check(CLI::PositiveNumber);
   std::string trace_path;
   run->add_option("--trace", trace_path,
                   "Write a Chrome-trace JSON of the step (training scenarios; open in Perfetto)");
@@ -429,6 +460,9 @@ int main(int argc, char** argv) {
   bool mem_json = false;
   mem->add_option("scenario", scenario, "Scenario JSON file")->required();
   mem->add_option("--max-gpus", max_gpus, "Refuse clusters larger than this")
+      ->check(CLI::PositiveNumber);
+  mem->add_option("--max-passes", work_limits.max_passes,
+                  "Refuse training steps with more forward/backward passes than this")
       ->check(CLI::PositiveNumber);
   mem->add_flag("--json", mem_json, "Print the breakdown as JSON on stdout");
 

@@ -1,12 +1,59 @@
 #include "core/csv.h"
 #include "core/error.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
 namespace fleetsim {
 
+namespace {
+
+// Offset of the first byte that does not belong to a well-formed UTF-8 sequence (RFC 3629: no
+// overlong forms, no surrogates, nothing above U+10FFFF), or npos.
+size_t invalid_utf8_offset(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    int extra = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      extra = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      extra = 2;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      extra = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + extra >= text.size()) return i;  // truncated sequence
+    for (int k = 1; k <= extra; ++k) {
+      const auto b = static_cast<unsigned char>(text[i + k]);
+      if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) return i;
+    }
+    i += extra + 1;
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
 CsvTable parse_csv(const std::string& text, const std::string& file) {
+  if (const size_t bad = invalid_utf8_offset(text); bad != std::string::npos) {
+    const auto line =
+        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+    throw InputError(
+        file, "line " + std::to_string(line),
+        "not valid UTF-8 (byte " + std::to_string(bad) + "); expected a UTF-8 text file");
+  }
   CsvTable t;
   std::vector<std::string> row;
   std::string field;

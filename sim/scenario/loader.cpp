@@ -664,6 +664,14 @@ Scenario parse_scenario(const std::string& text, const std::string& file,
   if (type == "collective") s.collective = read_collective(workload, static_cast<int>(gpus));
   if (type == "training") {
     s.training = read_training(workload, static_cast<int>(gpus), s.system, data_dir);
+    const int64_t passes = estimated_step_passes(*s.training);
+    if (passes > options.max_passes) {
+      workload.fail(workload.at("batch"),
+                    "the step has " + std::to_string(passes) +
+                        " forward/backward passes to simulate (TP units × micro-batches per "
+                        "pipeline × model chunks × 2); the limit is " +
+                        std::to_string(options.max_passes) + " (raise it with --max-passes)");
+    }
   }
   if (root.has("run")) {
     if (!s.training) root.fail("/run", "the run section needs a training workload");
@@ -672,6 +680,12 @@ Scenario parse_scenario(const std::string& text, const std::string& file,
   }
   s.collective_params = load_collective_params(s.system, data_dir);
   return s;
+}
+
+int64_t estimated_step_passes(const TrainingWorkload& t) {
+  const ParallelConfig& p = t.par;
+  const int64_t units = int64_t{t.gpus} / p.tp / (t.symmetry ? p.dp : 1);
+  return units * p.micro_batches() * p.vp * 2;
 }
 
 Scenario load_scenario(const std::string& path, const LoadOptions& options) {

@@ -65,12 +65,18 @@ struct Scenario {
 struct LoadOptions {
   std::string data_dir;   // where topologies/ and calibration/ live; empty = default_data_dir()
   int max_gpus = 131072;  // refuse larger clusters up front (raise with --max-gpus)
+  // Refuse training steps with more forward/backward passes to simulate than this (raise with
+  // --max-passes); 2e7 passes is about a minute of simulation (estimated_step_passes).
+  int64_t max_passes = 20'000'000;
 };
 
 // FLEETSIM_DATA_DIR from the environment, else the source tree the binary was built from.
 std::string default_data_dir();
 
 Scenario load_scenario(const std::string& path, const LoadOptions& options);
+// Work of one training step for the limits: TP units simulated (one replica with symmetry) ×
+// micro-batches per pipeline × model chunks (vp) × 2 (forward and backward).
+int64_t estimated_step_passes(const TrainingWorkload& t);
 // Parses scenario JSON text; `file` is used in messages.
 Scenario parse_scenario(const std::string& text, const std::string& file,
                         const LoadOptions& options);

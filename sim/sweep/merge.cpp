@@ -23,6 +23,7 @@ MergeSummary merge_sweep_results(const std::string& out_dir, const std::vector<s
     const auto text = read_file_if_exists(mpath);
     if (!text) throw InputError(mpath, "", "no such file: not a fleetsim sweep results folder");
     SweepManifest m = codec.parse_manifest(*text, mpath);
+    if (in == 0 || m.shard.count == ref.shard.count) shards_given.insert(m.shard.index);
     if (in == 0) {
       ref = std::move(m);
       ref_path = mpath;
@@ -35,7 +36,6 @@ MergeSummary merge_sweep_results(const std::string& out_dir, const std::vector<s
                        "results of a different sweep: '" + m.sweep_key + "', but " + ref_path +
                            " has '" + ref.sweep_key + "'");
     }
-    if (m.shard.count == ref.shard.count) shards_given.insert(m.shard.index);
     const std::string rpath = inputs[in] + "/results.jsonl";
     const ExistingResults ex = read_results(rpath, ref.columns, codec);
     for (const SweepRow& r : ex.rows) {

@@ -73,6 +73,15 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
       skip("num_gpus or metric_value is not a number");
       continue;
     }
+    if (v.num_gpus < 1 || !std::isfinite(v.measured)) {
+      skip("num_gpus below 1 or metric_value not finite");
+      continue;
+    }
+    if (v.num_gpus > options.max_gpus) {
+      skip("num_gpus " + std::to_string(v.num_gpus) + " is above the limit of " +
+           std::to_string(options.max_gpus) + " GPUs (raise it with --max-gpus)");
+      continue;
+    }
     CollOp op;
     const std::string model = v.model == "alltoall" ? "all_to_all" : v.model;
     if (!parse_coll_op(model, &op)) {
@@ -105,7 +114,19 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
       skip("no message size (msg_bytes) in notes");
       continue;
     }
+    if (v.num_gpus < 2) {
+      skip("a collective needs at least 2 GPUs");
+      continue;
+    }
+    if (m[1].length() > 13) {  // above 1 TiB (13 digits) also overflows nothing
+      skip("message size (msg_bytes) above 1 TiB");
+      continue;
+    }
     v.size = Bytes(std::stoll(m[1].str()));
+    if (v.size.count() < 1 || v.size.count() > (int64_t{1} << 40)) {
+      skip("message size (msg_bytes) outside [1 B, 1 TiB]");
+      continue;
+    }
     v.small = v.size.count() < (1 << 20);
     if (v.measured <= 0) {
       skip("measured value is zero (below the source's print precision)");

@@ -49,6 +49,9 @@ struct ValidationReport {
 struct ValidateOptions {
   double kernel_gap_us = -1;
   double kernel_efficiency = -1;
+  // Rows asking for more are skipped with the reason (the same limits as `fleetsim run`).
+  int max_gpus = 131072;
+  int64_t max_passes = 20'000'000;
 };
 
 ValidationReport validate_reference(const std::string& csv_path, const std::string& data_dir,

@@ -111,13 +111,15 @@ bool predict_training_row(const std::map<std::string, std::string>& f, const std
   }
   p.global_batch = gbs;
   const int world = v->num_gpus;
-  if (world % (p.tp * p.pp * p.cp) != 0) {
+  if (int64_t{p.tp} * p.pp * p.cp > world || world % (p.tp * p.pp * p.cp) != 0) {
     *why = "tp·pp·cp does not divide num_gpus";
     return false;
   }
   p.dp = world / (p.tp * p.pp * p.cp);
   static const std::regex fsdp_re(R"(FSDP=(\d+))");
-  if (std::regex_search(notes, m, fsdp_re) && std::stoi(m[1].str()) > 0) p.fsdp = true;
+  if (std::regex_search(notes, m, fsdp_re) &&
+      m[1].str().find_first_not_of('0') != std::string::npos)
+    p.fsdp = true;
   // Precision: the column, or for the 25.09 tables without one, the page's footnote (primary
   // value FP8 with current scaling, parenthesised value MXFP8).
   const std::string prec = get(f, "precision");
@@ -151,6 +153,13 @@ bool predict_training_row(const std::map<std::string, std::string>& f, const std
     check_parallel_config(model, p, world, per_domain, "row", "");
   } catch (const InputError& e) {
     *why = "configuration not modelled: " + e.message();
+    return false;
+  }
+  const int64_t passes = int64_t{world} / p.tp * p.micro_batches() * p.vp * 2;
+  if (passes > options.max_passes) {
+    *why = "the step has " + std::to_string(passes) +
+           " forward/backward passes to simulate; the limit is " +
+           std::to_string(options.max_passes) + " (raise it with --max-passes)";
     return false;
   }
   // NVL72 racks: jobs use 16 of the 18 compute trays (64 GPUs) per NVLink domain so that
