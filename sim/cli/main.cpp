@@ -11,8 +11,11 @@
 #include "compute/import.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "plan/plan.h"
+#include "report/plan_report.h"
 #include "report/report.h"
 #include "report/sweep_results.h"
+#include "scenario/plan_loader.h"
 #include "scenario/run_training.h"
 #include "scenario/scenario.h"
 #include "scenario/sweep_loader.h"
@@ -419,6 +422,27 @@ int cmd_merge(const std::string& out, const std::vector<std::string>& inputs) {
 }  // namespace
 }  // namespace fleetsim
 
+namespace fleetsim {
+namespace {
+
+// `fleetsim plan FILE`: plan.json, report.md, report.html in --out; the table on stdout.
+int cmd_plan(const std::string& path, std::string out_dir, int threads) {
+  LoadOptions opt;
+  const PlanSpec plan = load_plan(path, opt);
+  if (out_dir.empty()) out_dir = "out/plan-" + plan.name;
+  std::filesystem::create_directories(out_dir);
+  const PlanResult r = run_plan(plan, opt, threads, nullptr);
+  write_file_atomic(out_dir + "/plan.json", plan_json(r));
+  write_file_atomic(out_dir + "/report.md", plan_markdown(r));
+  write_file_atomic(out_dir + "/report.html", plan_html(r));
+  std::fputs(plan_table(r).c_str(), stdout);
+  std::printf("wrote %s/plan.json, report.md, report.html\n", out_dir.c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace fleetsim
+
 int main(int argc, char** argv) {
   using namespace fleetsim;
   CLI::App app{"fleetsim: discrete-event simulator of LLM training clusters"};
@@ -538,6 +562,16 @@ int main(int argc, char** argv) {
   merge->add_option("out", merge_out, "Output folder")->required();
   merge->add_option("inputs", merge_inputs, "Shard result folders")->required();
 
+  auto* plan = app.add_subcommand(
+      "plan", "Size a Flexible Training Plan: instance type x count x parallelism search");
+  std::string plan_file, plan_out;
+  int plan_threads = 0;
+  plan->add_option("plan", plan_file, "Plan file (JSON, scenarios/schema/plan.schema.json)")
+      ->required();
+  plan->add_option("--out", plan_out, "Output folder (default out/plan-NAME)");
+  plan->add_option("-j,--jobs", plan_threads, "Threads (0 = every core; results do not change)")
+      ->check(CLI::NonNegativeNumber);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -553,6 +587,7 @@ int main(int argc, char** argv) {
     if (cal_import->parsed()) return cmd_calibrate_import(cal_file, cal_set, cal_sets_dir);
     if (sweep->parsed()) return cmd_sweep(sw, argv[0]);
     if (merge->parsed()) return cmd_merge(merge_out, merge_inputs);
+    if (plan->parsed()) return cmd_plan(plan_file, plan_out, plan_threads);
   } catch (const InputError& e) {
     std::fprintf(stderr, "fleetsim: error: %s\n", e.what());
     return 2;
