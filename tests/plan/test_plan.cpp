@@ -1,0 +1,109 @@
+// Capacity planning: Training Plan day rounding and segment rules, price-table errors, and the
+// example plan's recommendation checked against independent Monte Carlo runs.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "compute/compute_model.h"
+#include "core/error.h"
+#include "plan/plan.h"
+#include "report/plan_report.h"
+#include "scenario/plan_loader.h"
+#include "scenario/run_training.h"
+#include "scenario/training_run.h"
+#include "topo/topology.h"
+
+using namespace fleetsim;
+
+namespace {
+
+const std::string kExample =
+    std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/plans/llama3.1-405b-15t.json";
+
+std::string example_text() {
+  std::ifstream in(kExample);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string replaced(std::string s, const std::string& a, const std::string& b) {
+  const auto pos = s.find(a);
+  REQUIRE(pos != std::string::npos);
+  return s.replace(pos, a.size(), b);
+}
+
+}  // namespace
+
+TEST_CASE("plan: whole days with the reclaim notice, 1-182-day segments, offering blocks") {
+  // A run must be done by end − 30 min: 23.5 h of work fits in 1 day, a second more does not.
+  CHECK(days_needed(0, 1800) == 1);
+  CHECK(days_needed(86400 - 1800, 1800) == 1);
+  CHECK(days_needed(86400 - 1799, 1800) == 2);
+  CHECK(days_needed(10 * 86400.0, 1800) == 11);
+  CHECK(segment_layout(1, 182) == std::vector<int>{1});
+  CHECK(segment_layout(182, 182) == std::vector<int>{182});
+  CHECK(segment_layout(183, 182) == std::vector<int>{182, 1});
+  CHECK(segment_layout(400, 182) == std::vector<int>{182, 182, 36});
+  const auto segs = reservation_segments({182, 41});
+  REQUIRE(segs.size() == 2);
+  CHECK(segs[1].start_s == 182 * 86400.0);
+  CHECK(segs[1].duration_s == 41 * 86400.0);
+  CHECK(offering_blocks(64) == 1);
+  CHECK(offering_blocks(100) == 3);  // 64 + 32 + 4
+  CHECK(offering_blocks(512) == 8);
+  CHECK(offering_blocks(7) == 3);  // 4 + 2 + 1
+}
+
+TEST_CASE("plan: price table errors name the file and the JSON pointer") {
+  const std::string text = example_text();
+  LoadOptions opt;
+  try {
+    parse_plan(replaced(text, "\"p5en.48xlarge\": {\"usd_per_instance_hour\": 63.296",
+                        "\"p5en.48xlarge\": {\"usd_per_instance_hour\": -1"),
+               "p.json", opt);
+    FAIL("negative price accepted");
+  } catch (const InputError& e) {
+    CHECK(e.file() == "p.json");
+    CHECK(e.pointer() == "/prices/p5en.48xlarge/usd_per_instance_hour");
+  }
+  try {
+    parse_plan(replaced(text, "\"p5en.48xlarge\": {\"usd_per_instance_hour\"",
+                        "\"p5.48xlarge\": {\"usd_per_instance_hour\""),
+               "p.json", opt);
+    FAIL("candidate without a price accepted");
+  } catch (const InputError& e) {
+    CHECK(e.pointer() == "/candidates/1/system");
+    CHECK(e.message().find("no price") != std::string::npos);
+  }
+}
+
+TEST_CASE("plan: the example's recommendation meets its deadline at P90; no cheaper one does") {
+  LoadOptions opt;
+  opt.data_dir = FLEETSIM_SOURCE_DIR;
+  const PlanSpec plan = load_plan(kExample, opt);
+  const PlanResult r = run_plan(plan, opt, 0, nullptr);
+  REQUIRE(r.cheapest >= 0);
+  const CandidateResult& rec = r.candidates[r.cheapest];
+  CHECK(rec.days <= *plan.deadline_days);
+  CHECK(rec.cost_usd == rec.days * 24.0 * rec.count * rec.price_per_instance_hour);
+  // Independent check: the run-level Monte Carlo with the exact reservation reaches the budget
+  // in at least 90 % of the runs.
+  auto reached = [&](size_t idx, int days) {
+    Scenario s = *plan.candidates[idx].scenario;
+    s.run->reservation.segments = reservation_segments(segment_layout(days, 182));
+    const Topology topo(s.system, s.fabric, s.nodes);
+    const ComputeModel compute = ComputeModel::load(s.system.gpu, opt.data_dir, "");
+    const TrainingRun step = simulate_training(s, topo, compute, false);
+    return simulate_run(s, topo, compute, step, 0, false).summary.reached_budget;
+  };
+  CHECK(reached(r.cheapest, rec.days) >= 0.9 * plan.replicas);
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    const CandidateResult& c = r.candidates[i];
+    if (c.status != CandidateStatus::kOk || c.cost_usd >= rec.cost_usd) continue;
+    CHECK(c.days > *plan.deadline_days);
+    CHECK(reached(i, static_cast<int>(*plan.deadline_days)) < 0.9 * plan.replicas);
+  }
+  // Same plan, same seed: byte-identical output.
+  CHECK(plan_json(run_plan(plan, opt, 1, nullptr)) == plan_json(r));
+}
