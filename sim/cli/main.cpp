@@ -92,9 +92,10 @@ void print_run(const Scenario& s, const RunOutcome& o) {
   if (spec.duration_s > 0) std::printf("%.2f days", spec.duration_s / 86400.0);
   std::printf("; failures %s (job MTBF %.2f h)\n",
               spec.failures.name.empty() ? "none" : spec.failures.name.c_str(), m.job_mtbf_h);
-  std::printf("  checkpoints        %s every %.1f min of training (%.0f GB), %.1f taken, %.2f lost\n",
-              to_string(spec.checkpoint.mode), m.interval_s / 60.0,
-              spec.checkpoint.size_bytes / 1e9, m.checkpoints_mean, m.checkpoints_lost_mean);
+  std::printf(
+      "  checkpoints        %s every %.1f min of training (%.0f GB), %.1f taken, %.2f lost\n",
+      to_string(spec.checkpoint.mode), m.interval_s / 60.0, spec.checkpoint.size_bytes / 1e9,
+      m.checkpoints_mean, m.checkpoints_lost_mean);
   for (const auto& [level, t] : o.steps.slow_gpu_s)
     std::printf("  step, a GPU at %3d%% %9.3f s (healthy %.3f s)\n", level * 5, t,
                 o.steps.healthy_s);
@@ -103,14 +104,16 @@ void print_run(const Scenario& s, const RunOutcome& o) {
   std::printf("  goodput            %.4g tokens/s (healthy %.4g)\n", m.goodput_tokens_per_s,
               m.tokens_per_s);
   if (spec.token_budget > 0) {
-    std::printf("  time to budget     P50 %.2f days  P90 %.2f days  (%d of %d replicas reached it)\n",
-                m.time_to_budget_p50_s / 86400, m.time_to_budget_p90_s / 86400, m.reached_budget,
-                m.replicas);
+    std::printf(
+        "  time to budget     P50 %.2f days  P90 %.2f days  (%d of %d replicas reached it)\n",
+        m.time_to_budget_p50_s / 86400, m.time_to_budget_p90_s / 86400, m.reached_budget,
+        m.replicas);
   }
-  std::printf("  interruptions      %.2f unexpected, %.2f planned; gray failures %.2f (%.2f "
-              "detected); spares used %.2f of %d\n",
-              m.interruptions_mean, m.planned_mean, m.gray_onsets_mean, m.gray_detected_mean,
-              m.spares_used_mean, spec.recovery.spares);
+  std::printf(
+      "  interruptions      %.2f unexpected, %.2f planned; gray failures %.2f (%.2f "
+      "detected); spares used %.2f of %d\n",
+      m.interruptions_mean, m.planned_mean, m.gray_onsets_mean, m.gray_detected_mean,
+      m.spares_used_mean, spec.recovery.spares);
   std::printf("  lost time (mean hours per run):\n");
   for (int c = 0; c < kLostCauses; ++c)
     if (m.lost_mean_s[c] > 0)
@@ -174,8 +177,7 @@ int run_training(const Scenario& s, const Topology& topo, const std::string& out
   write_file_atomic(report, training_report_json(s, topo, r, run.moe ? &*run.moe : nullptr,
                                                  outcome ? &*outcome : nullptr));
   if (!events_path.empty()) {
-    if (!outcome)
-      throw InputError(s.file, "/run", "--events needs a scenario with a run section");
+    if (!outcome) throw InputError(s.file, "/run", "--events needs a scenario with a run section");
     write_file_atomic(events_path, run_events_jsonl(outcome->summary.events));
     std::printf("# events: %s (replica 0)\n", events_path.c_str());
   }

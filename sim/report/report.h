@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "coll/collective.h"
-#include "scenario/scenario.h"
 #include "scenario/run_training.h"
+#include "scenario/scenario.h"
 #include "scenario/training_run.h"
 #include "topo/topology.h"
 #include "validate/validate.h"
