@@ -118,8 +118,8 @@ struct Buffers {
   // NOT_SUPPORTED although the heuristic, which does not see the pointers, returned an algorithm:
   // the one departure from cuBLASLt's FP8 rules found, so the likely cause (not yet re-run).
   float* tensor_scales = nullptr;
-  int* samples = nullptr;          // is, js
-  double* ref = nullptr;           // ref, got
+  int* samples = nullptr;  // is, js
+  double* ref = nullptr;   // ref, got
 };
 
 constexpr int kSamples = 256;
@@ -214,8 +214,8 @@ bool time_shape(const DtypeSpec& dt, int64_t m, int64_t n, int64_t k, const Opti
   // The same descriptors (op, la, lb, lc) go to the heuristic and to every cublasLtMatmul call.
   cublasLtMatmulHeuristicResult_t heur[kHeuristicAlgos] = {};
   int found = 0;
-  const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref,
-                                                           kHeuristicAlgos, heur, &found);
+  const cublasStatus_t hs =
+      cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, kHeuristicAlgos, heur, &found);
   auto cleanup = [&] {
     cublasLtMatmulPreferenceDestroy(pref);
     cublasLtMatrixLayoutDestroy(la);
@@ -245,10 +245,11 @@ bool time_shape(const DtypeSpec& dt, int64_t m, int64_t n, int64_t k, const Opti
   }
   if (algo == found) {
     cleanup();
-    fail(fmt("gemm.cu:%d: cublasLtMatmul %s m=%lld n=%lld k=%lld refused all %d heuristic "
-             "algorithms (%s)",
-             __LINE__, dt.name, static_cast<long long>(m), static_cast<long long>(n),
-             static_cast<long long>(k), found, refused.c_str()));
+    fail(
+        fmt("gemm.cu:%d: cublasLtMatmul %s m=%lld n=%lld k=%lld refused all %d heuristic "
+            "algorithms (%s)",
+            __LINE__, dt.name, static_cast<long long>(m), static_cast<long long>(n),
+            static_cast<long long>(k), found, refused.c_str()));
   }
   auto launch = [&](int i) { CALIB_LT(matmul(i % sets, algo)); };
   const Timing t = time_runs(stream, o.warmup, o.repeats, launch);
@@ -293,8 +294,8 @@ bool time_shape(const DtypeSpec& dt, int64_t m, int64_t n, int64_t k, const Opti
       "cuBLASLt heuristic algo %d%s, TN, fp32 accumulate, bf16 out; median of %d runs after %d "
       "warm-up (p10 %.4g us, p90 %.4g us), %d rotated input sets; check: rel. error %.2e over %d "
       "sampled outputs",
-      algo, algo > 0 ? (" (refused: " + refused + ")").c_str() : "", o.repeats, o.warmup,
-      t.p10_us, t.p90_us, sets, *rel_err, kSamples);
+      algo, algo > 0 ? (" (refused: " + refused + ")").c_str() : "", o.repeats, o.warmup, t.p10_us,
+      t.p90_us, sets, *rel_err, kSamples);
   return true;
 }
 
