@@ -14,6 +14,8 @@
 namespace fleetsim {
 namespace {
 
+constexpr size_t kMaxNotesChars = 4096;
+
 bool contains(const std::string& s, const char* sub) {
   return s.find(sub) != std::string::npos;
 }
@@ -71,6 +73,11 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
       v.measured = std::stod(row[col["metric_value"]]);
     } catch (const std::exception&) {
       skip("num_gpus or metric_value is not a number");
+      continue;
+    }
+    // std::regex matches recursively: a notes cell of a few 100 kB would overflow the stack.
+    if (notes.size() > kMaxNotesChars) {
+      skip("notes longer than " + std::to_string(kMaxNotesChars) + " characters");
       continue;
     }
     if (v.num_gpus < 1 || !std::isfinite(v.measured)) {
