@@ -65,6 +65,19 @@ slow = [float(r["moe_slowdown_pct"]) for r in rows]
 assert len(slow) == 5 and all(a < b for a, b in zip(slow, slow[1:])), slow
 PY
 then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL moe sweep slowdown is not rising with skew"; fi
+# Capacity plans: a candidate type without a price, and a negative price, are exit 2 with the pointer.
+/usr/bin/python3 - "$tmp" <<'PY'
+import json, sys
+base = json.load(open("scenarios/plans/llama3.1-405b-15t.json"))
+a = dict(base); a["prices"] = {k: v for k, v in base["prices"].items() if k != "p5en.48xlarge"}
+json.dump(a, open(sys.argv[1] + "/noprice.json", "w"))
+b = json.loads(json.dumps(base)); b["prices"]["p6-b200.48xlarge"]["usd_per_instance_hour"] = -1
+json.dump(b, open(sys.argv[1] + "/negprice.json", "w"))
+PY
+check plan-missing-price 2 "$bin" plan "$tmp/noprice.json" --out "$tmp/plan"
+if grep -q "noprice.json:/candidates/1/system" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL plan-missing-price message"; cat "$tmp/err"; fi
+check plan-negative-price 2 "$bin" plan "$tmp/negprice.json" --out "$tmp/plan"
+if grep -q "negprice.json:/prices/p6-b200.48xlarge/usd_per_instance_hour" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL plan-negative-price message"; cat "$tmp/err"; fi
 check topo 0 "$bin" topo show p6-b200.48xlarge --count 4
 check topo-dot 0 "$bin" topo show p6e-gb200-ultraserver-72 --dot
 check topo-unknown 2 "$bin" topo show p7.48xlarge
