@@ -442,7 +442,15 @@ void Replica::start_checkpoint(AfterCheckpoint after) {
   ckpt_durable_now_ = after != AfterCheckpoint::kTrain;
   if (ckpt_durable_now_ && (m == CheckpointMode::kAsync || m == CheckpointMode::kTiered))
     d += k.upload_s;
-  set_phase(Phase::kCheckpoint, t_ + to_us(d));
+  // A checkpoint that goes to storage while the previous upload is still running first waits
+  // for it, as TorchTitan's and Megatron's async saves do (one upload in flight at a time).
+  const bool to_storage =
+      m == CheckpointMode::kAsync ||
+      (m == CheckpointMode::kTiered &&
+       (ckpt_durable_now_ ||
+        (mem_count_ + 1) % std::max(1, spec_.checkpoint.persistent_every) == 0));
+  const Us wait = to_storage && upload_done_ != kNever && upload_done_ > t_ ? upload_done_ - t_ : 0;
+  set_phase(Phase::kCheckpoint, t_ + wait + to_us(d));
 }
 
 void Replica::finish_checkpoint() {

@@ -53,8 +53,14 @@ double resolved_interval_s(const RunSpec& spec, const JobShape& job, const StepT
       const int domains = std::max(1, job.nodes / std::max(1, job.domain_nodes));
       const double rate_h = job_failure_rate_per_hour(spec.failures, job.gpus, job.nodes, domains);
       if (rate_h <= 0) return 0;
-      const double delta = checkpoint_costs(c).blocking_s;
-      return std::max(steps.healthy_s, daly_interval_s(delta, 3600.0 / rate_h));
+      const CheckpointCosts k = checkpoint_costs(c);
+      // Not shorter than one upload (async) or one upload per persistent_every (tiered):
+      // a checkpoint waits for the previous upload, so a shorter interval stalls training.
+      double floor_s = steps.healthy_s;
+      if (c.mode == CheckpointMode::kAsync) floor_s = std::max(floor_s, k.upload_s);
+      if (c.mode == CheckpointMode::kTiered)
+        floor_s = std::max(floor_s, k.upload_s / std::max(1, c.persistent_every));
+      return std::max(floor_s, daly_interval_s(k.blocking_s, 3600.0 / rate_h));
     }
   }
   return 0;

@@ -323,3 +323,25 @@ TEST_CASE("auto interval is Daly's formula for the profile's MTBF") {
   CHECK(percentile({3, 1, 2, 4}, 0.5) == 2);
   CHECK(percentile({3, 1, 2, 4}, 0.9) == 4);
 }
+
+TEST_CASE("an async checkpoint waits for the previous upload; auto is not shorter than one") {
+  // No failures; train 600 s, block 10 s, upload 1200 s in the background. From the second
+  // checkpoint on, each waits 1200 − 600 = 600 s for the previous upload: a cycle of
+  // 600 + 600 + 10 s. Until 6960 s: 6 checkpoints, 3900 s of training (hand computation).
+  RunSpec s = base_spec();
+  s.checkpoint.mode = CheckpointMode::kAsync;
+  s.checkpoint.interval_minutes = 10;
+  s.checkpoint.blocking_s = 10;
+  s.checkpoint.upload_s = 1200;
+  s.duration_s = 610 + 5 * 1210 + 300;
+  const ReplicaResult r = simulate_replica(s, small_job(), steps_10s(), 1, 0, nullptr);
+  CHECK(r.checkpoints == 6);
+  CHECK(r.checkpoints_lost == 0);
+  CHECK(r.ettr() == Approx(3900.0 / 6960.0).epsilon(1e-9));
+  CHECK(lost(r, LostCause::kCheckpoint) == Approx(6 * 10 + 5 * 600).epsilon(1e-9));
+  // Daly's optimum for δ = 10 s and a 2 h MTBF is about 380 s, under the 1200 s upload.
+  s.failures.classes[1].rate_per_hour = 0.5;
+  s.checkpoint.interval_kind = IntervalKind::kAuto;
+  CHECK(daly_interval_s(10, 7200) < 400);
+  CHECK(resolved_interval_s(s, small_job(), steps_10s()) == Approx(1200));
+}
