@@ -14,6 +14,7 @@
 #include "plan/plan.h"
 #include "report/plan_report.h"
 #include "report/report.h"
+#include "report/run_html.h"
 #include "report/sweep_results.h"
 #include "scenario/plan_loader.h"
 #include "scenario/run_training.h"
@@ -26,6 +27,9 @@
 
 namespace fleetsim {
 namespace {
+
+// Monte Carlo replicas per point of the HTML report's ETTR-vs-interval curve (at most the run's).
+constexpr int kCurveReplicas = 32;
 
 std::vector<int> first_ranks(int n) {
   std::vector<int> r(n);
@@ -125,9 +129,21 @@ void print_run(const Scenario& s, const RunOutcome& o) {
       std::printf("    %-22s %9.2f\n", m.failure_components[c].c_str(), m.failures_mean[c]);
 }
 
+// Optional outputs of `run` beyond report.json.
+struct RunOutputs {
+  std::string trace_path;     // --trace: Chrome trace of the step
+  std::string events_path;    // --events: run-level events of replica 0, JSON lines
+  std::string timeline_path;  // --timeline: the same events as a Chrome trace
+  bool html = false;          // --html: OUT/report.html
+  int threads = 0;
+};
+
 int run_training(const Scenario& s, const Topology& topo, const std::string& out_dir,
-                 const std::string& trace_path, int threads = 0,
-                 const std::string& events_path = "") {
+                 const RunOutputs& o) {
+  const std::string& trace_path = o.trace_path;
+  const std::string& events_path = o.events_path;
+  const int threads = o.threads;
+  const bool want_events = !events_path.empty() || !o.timeline_path.empty();
   const TrainingWorkload& w = *s.training;
   const ComputeModel compute =
       ComputeModel::load(s.system.gpu, default_data_dir(), s.calibration_set_dir);
@@ -170,16 +186,32 @@ int run_training(const Scenario& s, const Topology& topo, const std::string& out
     std::printf("warning: %s\n", wmsg.c_str());
   std::optional<RunOutcome> outcome;
   if (s.run) {
-    outcome = simulate_run(s, topo, compute, run, threads, !events_path.empty());
+    outcome = simulate_run(s, topo, compute, run, threads, want_events);
     print_run(s, *outcome);
   }
+  if (want_events && !outcome)
+    throw InputError(s.file, "/run", "--events and --timeline need a scenario with a run section");
   const std::string report = out_dir + "/report.json";
   write_file_atomic(report, training_report_json(s, topo, r, run.moe ? &*run.moe : nullptr,
                                                  outcome ? &*outcome : nullptr));
   if (!events_path.empty()) {
-    if (!outcome) throw InputError(s.file, "/run", "--events needs a scenario with a run section");
     write_file_atomic(events_path, run_events_jsonl(outcome->summary.events));
     std::printf("# events: %s (replica 0)\n", events_path.c_str());
+  }
+  if (!o.timeline_path.empty()) {
+    write_file_atomic(o.timeline_path, run_timeline_trace_json(s.name, outcome->summary.events));
+    std::printf("# timeline: %s (replica 0; open in https://ui.perfetto.dev)\n",
+                o.timeline_path.c_str());
+  }
+  if (o.html) {
+    std::optional<EttrCurve> curve;
+    if (outcome)
+      curve = ettr_vs_interval(*s.run, outcome->job, outcome->steps, s.seed,
+                               std::min(s.run->replicas, kCurveReplicas), threads);
+    const std::string html_path = out_dir + "/report.html";
+    write_file_atomic(html_path,
+                      run_html(s, run, outcome ? &*outcome : nullptr, curve ? &*curve : nullptr));
+    std::printf("# html: %s\n", html_path.c_str());
   }
   std::printf("# report: %s\n", report.c_str());
   if (!trace_path.empty()) {
@@ -227,8 +259,8 @@ int cmd_memory(const std::string& path, int max_gpus, bool as_json) {
 }
 
 int cmd_run(const std::string& path, std::string out_dir, std::optional<uint64_t> seed,
-            int max_gpus, const std::string& trace_path, int threads = 0,
-            const std::string& events_path = "") {
+            int max_gpus, const RunOutputs& outputs) {
+  const std::string& trace_path = outputs.trace_path;
   LoadOptions opt;
   opt.max_gpus = max_gpus;
   opt.max_passes = work_limits.max_passes;
@@ -237,7 +269,10 @@ int cmd_run(const std::string& path, std::string out_dir, std::optional<uint64_t
   if (seed) s.seed = *seed;
   const Topology topo(s.system, s.fabric, s.nodes);
   if (out_dir.empty()) out_dir = "out/" + s.name;
-  if (s.training) return run_training(s, topo, out_dir, trace_path, threads, events_path);
+  if (s.training) return run_training(s, topo, out_dir, outputs);
+  if (!outputs.events_path.empty() || !outputs.timeline_path.empty() || outputs.html)
+    throw InputError(s.file, "/workload",
+                     "--events, --timeline and --html need a training scenario");
   const CollectiveWorkload& w = *s.collective;
   const int n = w.group_gpus > 0 ? w.group_gpus : topo.gpus();
   const auto ranks = first_ranks(n);
@@ -468,15 +503,19 @@ int main(int argc, char** argv) {
   run->add_option("--max-trace-events", work_limits.max_trace_events,
                   "Refuse --trace when it would write more events than this")
       ->check(CLI::PositiveNumber);
-  std::string trace_path;
-  run->add_option("--trace", trace_path,
+  RunOutputs run_out;
+  run->add_option("--trace", run_out.trace_path,
                   "Write a Chrome-trace JSON of the step (training scenarios; open in Perfetto)");
-  std::string events_path;
-  int run_threads = 0;
-  run->add_option("--events", events_path,
+  run->add_option("--events", run_out.events_path,
                   "Write the run-level event timeline of replica 0 as JSON lines (scenarios with "
                   "a run section)");
-  run->add_option("--threads", run_threads,
+  run->add_option("--timeline", run_out.timeline_path,
+                  "Write the run-level event timeline of replica 0 as a Chrome-trace JSON (open "
+                  "in Perfetto; scenarios with a run section)");
+  run->add_flag("--html", run_out.html,
+                "Also write DIR/report.html: charts of the breakdown, memory, MoE load and, with "
+                "a run section, ETTR vs checkpoint interval (training scenarios)");
+  run->add_option("--threads", run_out.threads,
                   "Threads for the run-level Monte Carlo (default: every core; results do not "
                   "depend on it)")
       ->check(CLI::Range(0, 1024));
@@ -581,8 +620,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
-    if (run->parsed())
-      return cmd_run(scenario, out_dir, seed, max_gpus, trace_path, run_threads, events_path);
+    if (run->parsed()) return cmd_run(scenario, out_dir, seed, max_gpus, run_out);
     if (mem->parsed()) return cmd_memory(scenario, max_gpus, mem_json);
     if (val->parsed()) return cmd_validate(reference, as_json, vo);
     if (show->parsed()) return cmd_topo(system, count, dot);

@@ -40,6 +40,13 @@ double success_fraction(const std::vector<double>& finish_s, int days, double no
   return finish_s.empty() ? 0 : static_cast<double>(ok) / static_cast<double>(finish_s.size());
 }
 
+// Back-to-back max-length segments up to the plan's max_days.
+void set_horizon(const PlanSpec& plan, RunSpec* spec) {
+  const int horizon_segments = (plan.max_days + plan.max_segment_days - 1) / plan.max_segment_days;
+  spec->reservation.segments =
+      reservation_segments(std::vector<int>(horizon_segments, plan.max_segment_days));
+}
+
 void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const LoadOptions& load,
                         CandidateResult* out) {
   const Scenario& s0 = *pc.scenario;
@@ -50,6 +57,7 @@ void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const Loa
       ComputeModel::load(s0.system.gpu, load.data_dir, s0.calibration_set_dir);
   const TrainingRun step = simulate_training(s0, topo, compute, /*want_trace=*/false);
   const StepResult& r = step.result;
+  if (step.moe) out->moe_heatmap = step.moe->summary.heatmap;
   out->step_time_s = r.step_time_s;
   out->tokens_per_s_per_gpu = r.tokens_per_s_per_gpu;
   out->mfu = r.mfu;
@@ -73,9 +81,7 @@ void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const Loa
   Scenario s = s0;
   RunSpec& spec = *s.run;
   const double notice_s = spec.reservation.termination_notice_s;
-  const int horizon_segments = (plan.max_days + plan.max_segment_days - 1) / plan.max_segment_days;
-  spec.reservation.segments =
-      reservation_segments(std::vector<int>(horizon_segments, plan.max_segment_days));
+  set_horizon(plan, &spec);
   spec.replicas = 1;  // the step table and job shape only; the replicas run below
   const RunOutcome base = simulate_run(s, topo, compute, step, 1, false);
   spec.replicas = plan.replicas;
@@ -132,6 +138,23 @@ void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const Loa
   mean_finish = n > 0 ? mean_finish / n : 0;
   out->lost_gpu_hours = std::max(0.0, mean_finish - out->ideal_days * kDayS) * out->gpus / 3600;
   out->idle_gpu_hours = std::max(0.0, days * kDayS - mean_finish) * out->gpus / 3600;
+}
+
+// ETTR vs checkpoint interval of one candidate, under the same horizon as simulate_candidate.
+EttrCurve candidate_ettr_curve(const PlanSpec& plan, const PlanCandidate& pc,
+                               const LoadOptions& load, int threads) {
+  const Scenario& s0 = *pc.scenario;
+  const Topology topo(s0.system, s0.fabric, s0.nodes);
+  const ComputeModel compute =
+      ComputeModel::load(s0.system.gpu, load.data_dir, s0.calibration_set_dir);
+  const TrainingRun step = simulate_training(s0, topo, compute, /*want_trace=*/false);
+  Scenario s = s0;
+  RunSpec& spec = *s.run;
+  set_horizon(plan, &spec);
+  spec.replicas = 1;
+  const RunOutcome base = simulate_run(s, topo, compute, step, 1, false);
+  return ettr_vs_interval(spec, base.job, base.steps, s.seed,
+                          std::min(plan.replicas, kPlanCurveReplicas), threads);
 }
 
 std::string money(double usd) {
@@ -267,6 +290,11 @@ PlanResult run_plan(const PlanSpec& plan, const LoadOptions& load_in, int thread
         res.fastest = idx;
     }
   }
+  // ETTR against the checkpoint interval for the recommendations (the report's chart).
+  for (int idx : {res.cheapest, res.fastest})
+    if (idx >= 0 && res.candidates[idx].ettr_curve.points.empty())
+      res.candidates[idx].ettr_curve =
+          candidate_ettr_curve(plan, plan.candidates[idx], load, threads);
   for (size_t i = 0; i < res.candidates.size(); ++i) {
     CandidateResult& c = res.candidates[i];
     const int idx = static_cast<int>(i);

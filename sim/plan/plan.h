@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "scenario/plan_loader.h"
+#include "scenario/run_training.h"
 
 namespace fleetsim {
 
@@ -70,6 +71,12 @@ struct CandidateResult {
   double cost_usd = 0;
   double reserved_gpu_hours = 0, idle_gpu_hours = 0, lost_gpu_hours = 0;
   bool meets_deadline = false, within_budget = false;
+  // ETTR against the checkpoint interval (the recommended candidates only; min(replicas, 32)
+  // runs per point).
+  EttrCurve ettr_curve;
+  // MoE models: mean tokens per EP rank per micro-batch, [MoE layer][EP rank] (the routing of
+  // the plan's workload; balanced routing gives a flat map).
+  std::vector<std::vector<double>> moe_heatmap;
   std::string verdict;  // why it is not recommended (or "recommended")
 };
 
@@ -85,6 +92,10 @@ struct PlanResult {
   int cheapest = -1;  // cheapest meeting the deadline (and the budget) at the confidence
   int fastest = -1;   // fewest days within the budget
 };
+
+// Monte Carlo runs per point of a candidate's ETTR-vs-checkpoint-interval curve (at most the
+// plan's replicas).
+constexpr int kPlanCurveReplicas = 32;
 
 // Runs the search; threads for the step simulations and Monte Carlo (0 = every core); results do
 // not depend on it. `progress` (may be null) gets one line per candidate.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "report/plan_report.h"
 
@@ -13,7 +14,7 @@ namespace {
 
 constexpr const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-constexpr int kW = 640, kH = 360, kL = 70, kR = 180, kT = 30, kB = 45;
+constexpr int kW = 820, kH = 360, kL = 70, kR = 320, kT = 30, kB = 45;
 
 std::string f2(double v) {
   char buf[32];
@@ -27,7 +28,7 @@ std::string g4(double v) {
 }
 
 std::string frame(const std::string& title, const std::string& x_label, const std::string& y_label,
-                  double xmax, double ymax) {
+                  double xmax, double ymax, double ymin = 0, double log_xmin = 0) {
   std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(kW) +
                   "\" height=\"" + std::to_string(kH) + "\" viewBox=\"0 0 " + std::to_string(kW) +
                   " " + std::to_string(kH) + "\">";
@@ -44,10 +45,13 @@ std::string frame(const std::string& title, const std::string& x_label, const st
   for (int t = 0; t <= 4; ++t) {
     const double fx = kL + (x1 - kL) * t / 4.0, fy = y1 - (y1 - kT) * t / 4.0;
     s += "<text x=\"" + f2(fx) + "\" y=\"" + std::to_string(y1 + 15) +
-         "\" text-anchor=\"middle\" font-size=\"10\">" + g4(xmax * t / 4) + "</text>";
+         "\" text-anchor=\"middle\" font-size=\"10\">" +
+         g4(log_xmin > 0 ? log_xmin * std::pow(xmax / log_xmin, t / 4.0) : xmax * t / 4) +
+         "</text>";
     if (ymax > 0)
       s += "<text x=\"" + std::to_string(kL - 4) + "\" y=\"" + f2(fy + 3) +
-           "\" text-anchor=\"end\" font-size=\"10\">" + g4(ymax * t / 4) + "</text>";
+           "\" text-anchor=\"end\" font-size=\"10\">" + g4(ymin + (ymax - ymin) * t / 4) +
+           "</text>";
   }
   s += "<text x=\"" + std::to_string((kL + x1) / 2) + "\" y=\"" + std::to_string(kH - 8) +
        "\" text-anchor=\"middle\" font-size=\"12\">" + escape(x_label) + "</text>";
@@ -143,7 +147,8 @@ std::string cdf_svg(const std::string& title, const std::string& x_label,
 
 std::string stacked_bars_svg(const std::string& title, const std::vector<std::string>& rows,
                              const std::vector<std::string>& parts,
-                             const std::vector<std::vector<double>>& values) {
+                             const std::vector<std::vector<double>>& values,
+                             const std::string& unit) {
   double xmax = 0;
   for (const auto& r : values) {
     double t = 0;
@@ -153,14 +158,15 @@ std::string stacked_bars_svg(const std::string& title, const std::vector<std::st
   }
   xmax = nice_max(xmax);
   const int bar = 18, gap = 8;
-  const int h = kT + static_cast<int>(rows.size()) * (bar + gap) + kB;
+  const int h = std::max(kT + static_cast<int>(rows.size()) * (bar + gap) + kB,
+                         kT + 14 * static_cast<int>(parts.size()) + 10);
   std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(kW) +
                   "\" height=\"" + std::to_string(h) +
                   "\"><rect width=\"100%\" height=\"100%\" "
                   "fill=\"white\"/><text x=\"" +
                   std::to_string(kW / 2) + "\" y=\"18\" text-anchor=\"middle\" font-size=\"14\">" +
                   escape(title) + "</text>";
-  const int x0 = 160, x1 = kW - kR;
+  const int x0 = 250, x1 = kW - kR;
   for (size_t r = 0; r < rows.size(); ++r) {
     const int y = kT + static_cast<int>(r) * (bar + gap);
     s += "<text x=\"" + std::to_string(x0 - 4) + "\" y=\"" + std::to_string(y + 13) +
@@ -177,8 +183,141 @@ std::string stacked_bars_svg(const std::string& title, const std::vector<std::st
   for (size_t p = 0; p < parts.size(); ++p)
     s += legend(p, parts[p]);
   s += "<text x=\"" + std::to_string((x0 + x1) / 2) + "\" y=\"" + std::to_string(h - 10) +
-       "\" text-anchor=\"middle\" font-size=\"12\">seconds per step (max " + g4(xmax) + ")</text>";
+       "\" text-anchor=\"middle\" font-size=\"12\">" + escape(unit) + " (max " + g4(xmax) +
+       ")</text>";
   return s + "</svg>";
+}
+
+std::string line_svg(const std::string& title, const std::string& x_label,
+                     const std::string& y_label, const std::vector<Series>& series,
+                     const std::vector<Mark>& marks, bool log_x) {
+  double xmax = 0, ymax = 0;
+  for (const auto& se : series)
+    for (size_t i = 0; i < se.x.size() && i < se.y.size(); ++i)
+      if (std::isfinite(se.x[i]) && std::isfinite(se.y[i]))
+        xmax = std::max(xmax, se.x[i]), ymax = std::max(ymax, se.y[i]);
+  double ymin = ymax;
+  for (const auto& se : series)
+    for (size_t i = 0; i < se.x.size() && i < se.y.size(); ++i)
+      if (std::isfinite(se.x[i]) && std::isfinite(se.y[i])) ymin = std::min(ymin, se.y[i]);
+  double xmin = xmax;
+  for (const auto& se : series)
+    for (size_t i = 0; i < se.x.size() && i < se.y.size(); ++i)
+      if (std::isfinite(se.x[i]) && std::isfinite(se.y[i]) && se.x[i] > 0)
+        xmin = std::min(xmin, se.x[i]);
+  for (const auto& m : marks)
+    if (std::isfinite(m.x)) xmax = std::max(xmax, m.x), xmin = std::min(xmin, m.x);
+  log_x = log_x && xmin > 0 && xmax > xmin;
+  if (log_x) {
+    xmin /= 1.1, xmax *= 1.1;
+  } else {
+    xmin = 0, xmax = nice_max(xmax);
+  }
+  const int x1 = kW - kR, y1 = kH - kB;
+  auto xpos = [&](double x) {
+    const double f = log_x ? std::log(x / xmin) / std::log(xmax / xmin) : x / xmax;
+    return kL + (x1 - kL) * f;
+  };
+  // The y axis spans the data (padded by 5 %), starting at 0 only when the data come close.
+  const double span = ymax - ymin;
+  ymin = ymin - 0.05 * span < 0.3 * ymax || span <= 0 ? 0 : ymin - 0.05 * span;
+  ymax = ymin == 0 ? nice_max(ymax) : ymax + 0.05 * span;
+  std::string s = frame(title, x_label + (log_x ? " (log scale)" : ""), y_label, xmax, ymax, ymin,
+                        log_x ? xmin : 0);
+  for (size_t k = 0; k < series.size(); ++k) {
+    std::string pts, dots;
+    for (size_t i = 0; i < series[k].x.size() && i < series[k].y.size(); ++i) {
+      if (!std::isfinite(series[k].x[i]) || !std::isfinite(series[k].y[i])) continue;
+      if (log_x && !(series[k].x[i] > 0)) continue;
+      const double px = xpos(series[k].x[i]);
+      const double py = y1 - (y1 - kT) * (series[k].y[i] - ymin) / (ymax - ymin);
+      pts += f2(px) + "," + f2(py) + " ";
+      dots += "<circle cx=\"" + f2(px) + "\" cy=\"" + f2(py) + "\" r=\"3\" fill=\"" +
+              kColors[k % 10] + "\"/>";
+    }
+    s += "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"" + std::string(kColors[k % 10]) +
+         "\" points=\"" + pts + "\"/>" + dots;
+    s += legend(k, series[k].label);
+  }
+  for (size_t k = 0; k < marks.size(); ++k) {
+    const Mark& m = marks[k];
+    if (!std::isfinite(m.x) || (log_x && !(m.x > 0))) continue;
+    const double px = xpos(m.x);
+    s += "<line x1=\"" + f2(px) + "\" y1=\"" + std::to_string(kT) + "\" x2=\"" + f2(px) +
+         "\" y2=\"" + std::to_string(y1) + "\" stroke=\"#555\" stroke-dasharray=\"4 3\"/>";
+    s += "<text x=\"" + f2(px + 3) + "\" y=\"" +
+         std::to_string(kT + 10 + 12 * static_cast<int>(k)) + "\" font-size=\"10\" fill=\"#555\">" +
+         escape(m.label) + "</text>";
+  }
+  return s + "</svg>";
+}
+
+std::string heatmap_svg(const std::string& title, const std::string& x_label,
+                        const std::string& y_label,
+                        const std::vector<std::vector<double>>& values) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  size_t cols = 0;
+  for (const auto& r : values) {
+    cols = std::max(cols, r.size());
+    for (double v : r)
+      if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  }
+  if (!(lo <= hi)) lo = hi = 0;
+  const size_t rows = values.size();
+  const int pw = kW - kL - kR, ph = kH - kT - kB;
+  const double cw = cols > 0 ? static_cast<double>(pw) / static_cast<double>(cols) : pw;
+  const double ch = rows > 0 ? static_cast<double>(ph) / static_cast<double>(rows) : ph;
+  std::string s = frame(title, x_label, y_label, static_cast<double>(cols), 0);
+  auto color = [&](double v) {
+    // White (minimum) to dark blue (maximum).
+    const double f = hi > lo ? (v - lo) / (hi - lo) : 0.5;
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<int>(255 - f * (255 - 8)),
+                  static_cast<int>(255 - f * (255 - 48)), static_cast<int>(255 - f * (255 - 107)));
+    return std::string(buf);
+  };
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < values[r].size(); ++c) {
+      if (!std::isfinite(values[r][c])) continue;
+      s += "<rect x=\"" + f2(kL + cw * static_cast<double>(c)) + "\" y=\"" +
+           f2(kT + ch * static_cast<double>(r)) + "\" width=\"" + f2(cw) + "\" height=\"" + f2(ch) +
+           "\" fill=\"" + color(values[r][c]) + "\"/>";
+    }
+  }
+  // Row ticks (first and last) and the colour scale.
+  if (rows > 0) {
+    s += "<text x=\"" + std::to_string(kL - 4) + "\" y=\"" + f2(kT + ch / 2 + 3) +
+         "\" text-anchor=\"end\" font-size=\"10\">0</text>";
+    s += "<text x=\"" + std::to_string(kL - 4) + "\" y=\"" +
+         f2(kT + ch * static_cast<double>(rows - 1) + ch / 2 + 3) +
+         "\" text-anchor=\"end\" font-size=\"10\">" + std::to_string(rows - 1) + "</text>";
+  }
+  const int sx = kW - kR + 20;
+  for (int i = 0; i < 10; ++i) {
+    const double v = hi - (hi - lo) * i / 9.0;
+    s += "<rect x=\"" + std::to_string(sx) + "\" y=\"" + std::to_string(kT + 20 * i) +
+         "\" width=\"16\" height=\"20\" fill=\"" + color(v) + "\" stroke=\"#ccc\"/>";
+  }
+  s += "<text x=\"" + std::to_string(sx + 22) + "\" y=\"" + std::to_string(kT + 10) +
+       "\" font-size=\"10\">" + g4(hi) + "</text>";
+  s += "<text x=\"" + std::to_string(sx + 22) + "\" y=\"" + std::to_string(kT + 195) +
+       "\" font-size=\"10\">" + g4(lo) + "</text>";
+  return s + "</svg>";
+}
+
+std::string table(const std::vector<std::string>& header,
+                  const std::vector<std::vector<std::string>>& rows) {
+  std::string s = "<table><tr>";
+  for (const auto& h : header)
+    s += "<th>" + escape(h) + "</th>";
+  s += "</tr>\n";
+  for (const auto& r : rows) {
+    s += "<tr>";
+    for (const auto& c : r)
+      s += "<td>" + escape(c) + "</td>";
+    s += "</tr>\n";
+  }
+  return s + "</table>\n";
 }
 
 std::string page(const std::string& title, const std::string& body) {
@@ -205,9 +344,9 @@ std::string plan_html(const PlanResult& r) {
     }
     const auto& c = r.candidates[idx];
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%d × %s (%d GPUs, %s), %d days, $%.2fM</p>\n", c.count,
+    std::snprintf(buf, sizeof buf, "%d × %s (%d GPUs, %s), %d days, $%.2fM", c.count,
                   c.system.c_str(), c.gpus, c.parallelism.c_str(), c.days, c.cost_usd / 1e6);
-    body += escape(buf);
+    body += escape(buf) + "</p>\n";
   };
   rec("Cheapest meeting the deadline", r.cheapest);
   rec("Fastest within the budget", r.fastest);
@@ -231,8 +370,71 @@ std::string plan_html(const PlanResult& r) {
                   "days reserved", "cost (million USD)", cost);
   body += "<h2>Time-to-train distribution</h2>\n" +
           cdf_svg("Time to train (final checkpoint included)", "days", ttt);
+  // Scaling: aggregate throughput against GPUs, one line per (type, parallelism), over the
+  // candidates that fit in memory.
+  std::vector<Series> scaling;
+  for (const auto& c : r.candidates) {
+    if (c.status != CandidateStatus::kOk && c.status != CandidateStatus::kDoesNotFinish) continue;
+    const std::string label = c.system + " " + c.parallelism;
+    auto it = std::find_if(scaling.begin(), scaling.end(),
+                           [&](const Series& se) { return se.label == label; });
+    if (it == scaling.end()) it = scaling.insert(scaling.end(), Series{label, {}, {}});
+    it->x.push_back(c.gpus);
+    it->y.push_back(c.tokens_per_s_per_gpu * c.gpus / 1e6);
+  }
+  for (auto& se : scaling) {  // by GPU count
+    std::vector<size_t> idx(se.x.size());
+    for (size_t i = 0; i < idx.size(); ++i)
+      idx[i] = i;
+    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return se.x[a] < se.x[b]; });
+    Series sorted{se.label, {}, {}};
+    for (size_t i : idx)
+      sorted.x.push_back(se.x[i]), sorted.y.push_back(se.y[i]);
+    se = sorted;
+  }
+  body += "<h2>Throughput vs instance count</h2>\n" +
+          line_svg("Healthy throughput (candidates that fit in memory)", "GPUs", "million tokens/s",
+                   scaling);
   body += "<h2>Step-time breakdown</h2>\n" +
           stacked_bars_svg("Step time", rows, {"compute", "exposed comm", "bubble", "other"}, bars);
+  // ETTR vs checkpoint interval: the recommendations first, then other feasible candidates.
+  std::vector<int> order;
+  for (int idx : {r.cheapest, r.fastest})
+    if (idx >= 0 && std::find(order.begin(), order.end(), idx) == order.end()) order.push_back(idx);
+  for (size_t i = 0; i < r.candidates.size() && order.size() < 8; ++i)
+    if (!r.candidates[i].ettr_curve.points.empty() &&
+        std::find(order.begin(), order.end(), static_cast<int>(i)) == order.end())
+      order.push_back(static_cast<int>(i));
+  std::vector<Series> ettr;
+  std::vector<Mark> marks;
+  for (int idx : order) {
+    const auto& c = r.candidates[idx];
+    Series se{c.system + " ×" + std::to_string(c.count) + " " + c.parallelism, {}, {}};
+    for (const auto& pt : c.ettr_curve.points)
+      se.x.push_back(pt.interval_s / 60), se.y.push_back(pt.ettr_mean);
+    ettr.push_back(se);
+  }
+  if (!order.empty()) {
+    const auto& c = r.candidates[order.front()];
+    if (c.ettr_curve.auto_s > 0)
+      marks.push_back({"auto (Daly) #" + std::to_string(order.front()), c.ettr_curve.auto_s / 60});
+    if (c.ettr_curve.configured_s > 0)
+      marks.push_back({"plan's interval", c.ettr_curve.configured_s / 60});
+    body += "<h2>ETTR vs checkpoint interval</h2>\n" + line_svg("Mean ETTR vs checkpoint interval",
+                                                                "checkpoint interval (minutes)",
+                                                                "ETTR", ettr, marks, true);
+  }
+  // MoE load of the recommended (else the first simulated) candidate.
+  int moe_idx = r.cheapest >= 0 && !r.candidates[r.cheapest].moe_heatmap.empty() ? r.cheapest : -1;
+  for (size_t i = 0; i < r.candidates.size() && moe_idx < 0; ++i)
+    if (!r.candidates[i].moe_heatmap.empty()) moe_idx = static_cast<int>(i);
+  if (moe_idx >= 0) {
+    const auto& c = r.candidates[moe_idx];
+    body += "<h2>MoE load</h2>\n" +
+            heatmap_svg("Tokens per EP rank per micro-batch: " + c.system + " ×" +
+                            std::to_string(c.count) + " " + c.parallelism,
+                        "EP rank", "MoE layer", c.moe_heatmap);
+  }
   body += "<h2>Candidates</h2>\n<pre>" + escape(plan_table(r)) + "</pre>\n";
   return page("fleetsim plan: " + r.name, body);
 }

@@ -102,6 +102,17 @@ std::string plan_json(const PlanResult& r) {
       e["lost_gpu_hours"] = num(c.lost_gpu_hours);
       e["meets_deadline"] = c.meets_deadline;
       e["within_budget"] = c.within_budget;
+      ordered curve = ordered::array();
+      for (const IntervalPoint& pt : c.ettr_curve.points)
+        curve.push_back({{"interval_min", num(pt.interval_s / 60)},
+                         {"ettr_mean", num(pt.ettr_mean)},
+                         {"ettr_p10", num(pt.ettr_p10)},
+                         {"ettr_p90", num(pt.ettr_p90)}});
+      if (!c.ettr_curve.points.empty())
+        e["ettr_vs_checkpoint_interval"] = {
+            {"auto_interval_min", num(c.ettr_curve.auto_s / 60)},
+            {"configured_interval_min", num(c.ettr_curve.configured_s / 60)},
+            {"points", curve}};
     } else {
       e["reason"] = c.reason;
     }

@@ -328,6 +328,81 @@ std::string chrome_trace_json(const Scenario& s, const StepResult& r) {
   return out;
 }
 
+std::string run_timeline_trace_json(const std::string& name, const std::vector<RunEvent>& events) {
+  auto track = [](const std::string& kind) {
+    if (kind.rfind("gray", 0) == 0) return 3;
+    if (kind == "checkpoint_durable") return 4;
+    if (kind.rfind("segment", 0) == 0 || kind == "maintenance" || kind == "budget_reached")
+      return 5;
+    return 2;
+  };
+  ojson ev = ojson::array();
+  ev.push_back({{"ph", "M"},
+                {"pid", 1},
+                {"name", "process_name"},
+                {"args", {{"name", "run " + name + " (replica 0)"}}}});
+  const char* names[] = {
+      "", "job state", "failures and recovery", "gray failures", "checkpoints", "reservation"};
+  for (int t = 1; t <= 5; ++t)
+    ev.push_back({{"ph", "M"},
+                  {"pid", 1},
+                  {"tid", t},
+                  {"name", "thread_name"},
+                  {"args", {{"name", names[t]}}}});
+  // Job state: training from t = 0 until an interrupting event, then that state until resume.
+  std::string state = "training";
+  double since = 0;
+  auto close = [&](double t) {
+    if (t > since)
+      ev.push_back({{"ph", "X"},
+                    {"pid", 1},
+                    {"tid", 1},
+                    {"name", state},
+                    {"ts", fixed(since * 1e6, 0)},
+                    {"dur", fixed((t - since) * 1e6, 0)}});
+    since = t;
+  };
+  for (const RunEvent& e : events) {
+    ojson args = ojson::object();
+    for (size_t pos = 0; pos < e.detail.size();) {
+      size_t end = e.detail.find(' ', pos);
+      if (end == std::string::npos) end = e.detail.size();
+      const std::string kv = e.detail.substr(pos, end - pos);
+      const size_t eq = kv.find('=');
+      if (eq != std::string::npos) args[kv.substr(0, eq)] = kv.substr(eq + 1);
+      pos = end + 1;
+    }
+    ev.push_back({{"ph", "i"},
+                  {"s", "t"},
+                  {"pid", 1},
+                  {"tid", track(e.kind)},
+                  {"name", e.kind},
+                  {"ts", fixed(e.t_s * 1e6, 0)},
+                  {"args", args}});
+    const bool training = state == "training";
+    if (e.kind == "resume" && !training) {
+      close(e.t_s);
+      state = "training";
+    } else if (e.kind == "segment_end" || e.kind == "budget_reached") {
+      close(e.t_s);
+      state = e.kind == "segment_end" ? "offline (reclaimed)" : "done";
+    } else if (e.kind == "segment_start") {
+      close(e.t_s);
+      state = "restarting (new segment)";
+    } else if (training && (e.kind == "failure" || e.kind == "maintenance" ||
+                            e.kind == "gray_detected" || e.kind == "checkpointless_recovery")) {
+      close(e.t_s);
+      state = "interrupted: " + e.kind;
+    }
+  }
+  if (state != "done" && !events.empty()) close(events.back().t_s);
+  ojson j;
+  j["displayTimeUnit"] = "ms";
+  j["otherData"] = {{"scenario", name}, {"clock", "wall time of the run, 1 us = 1 us"}};
+  j["traceEvents"] = ev;
+  return j.dump() + "\n";
+}
+
 void write_file_atomic(const std::string& path, const std::string& content) {
   namespace fs = std::filesystem;
   const fs::path p(path);

@@ -25,6 +25,11 @@ std::string training_report_json(const Scenario& s, const Topology& topo, const 
 // Chrome trace-event JSON (opens in Perfetto / chrome://tracing): one process per TP unit
 // (named by its GPU ranks), one thread per stream.
 std::string chrome_trace_json(const Scenario& s, const StepResult& r);
+// The run-level event timeline (`run --timeline`) as a Chrome trace: a "job state" track of
+// slices (training, interrupted by the first event's kind until the next resume, offline between
+// reservation segments) and instant events on "failures and recovery", "gray failures",
+// "checkpoints" and "reservation" tracks, each with its key=value details as args.
+std::string run_timeline_trace_json(const std::string& name, const std::vector<RunEvent>& events);
 std::string memory_json(const MemoryBreakdown& m);
 
 // Writes via a temporary file and rename, so a killed run never leaves a truncated report.

@@ -12,16 +12,27 @@ namespace {
 
 using namespace jsonr;
 
-const std::vector<std::string> kPlanKeys = {"name",         "description",
-                                            "seed",         "model",
-                                            "token_budget", "batch",
-                                            "precision",    "framework",
-                                            "recompute",    "symmetry",
-                                            "candidates",   "parallelism",
-                                            "prices",       "deadline_days",
-                                            "budget_usd",   "confidence",
-                                            "replicas",     "max_segment_days",
-                                            "max_days",     "run"};
+const std::vector<std::string> kPlanKeys = {"name",
+                                            "description",
+                                            "seed",
+                                            "model",
+                                            "token_budget",
+                                            "batch",
+                                            "precision",
+                                            "framework",
+                                            "recompute",
+                                            "symmetry",
+                                            "routing",
+                                            "candidates",
+                                            "parallelism",
+                                            "prices",
+                                            "deadline_days",
+                                            "budget_usd",
+                                            "confidence",
+                                            "replicas",
+                                            "max_segment_days",
+                                            "max_days",
+                                            "run"};
 const std::vector<std::string> kPlanBatchKeys = {"global", "micro", "seq_len"};
 const std::vector<std::string> kCandidateKeys = {"system", "counts"};
 const std::vector<std::string> kPriceKeys = {"usd_per_instance_hour", "source"};
@@ -168,7 +179,7 @@ PlanSpec parse_plan(const std::string& text, const std::string& file, const Load
               {"batch",
                {{"global", p.global_batch}, {"micro", p.micro_batch}, {"seq_len", p.seq_len}}},
               {"precision", p.precision}}}};
-        for (const char* key : {"framework", "recompute", "symmetry"})
+        for (const char* key : {"framework", "recompute", "symmetry", "routing"})
           if (o.has(key)) sc["workload"][key] = o.get(key);
         json r = run;
         r["token_budget"] = p.token_budget;

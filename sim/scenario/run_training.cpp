@@ -1,5 +1,8 @@
 #include "scenario/run_training.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "run/step_table.h"
 
 namespace fleetsim {
@@ -28,6 +31,35 @@ RunOutcome simulate_run(const Scenario& s, const Topology& topo, const ComputeMo
   out.steps =
       build_step_table(spec, in, step.result.step_time_s, topo, s.collective_params, compute);
   out.summary = run_monte_carlo(spec, out.job, out.steps, s.seed, threads, want_events);
+  return out;
+}
+
+EttrCurve ettr_vs_interval(const RunSpec& spec, const JobShape& job, const StepTable& steps,
+                           uint64_t seed, int replicas, int threads) {
+  EttrCurve out;
+  out.configured_s = resolved_interval_s(spec, job, steps);
+  RunSpec auto_spec = spec;
+  auto_spec.checkpoint.interval_kind = IntervalKind::kAuto;
+  out.auto_s = resolved_interval_s(auto_spec, job, steps);
+  const double center = out.auto_s > 0         ? out.auto_s
+                        : out.configured_s > 0 ? out.configured_s
+                                               : 1800;
+  std::vector<double> grid;
+  for (double f : {0.5, 1.0, 2.0, 4.0, 8.0})
+    grid.push_back(std::max(steps.healthy_s, center * f));
+  if (out.configured_s > 0) grid.push_back(out.configured_s);
+  std::sort(grid.begin(), grid.end());
+  grid.erase(std::unique(grid.begin(), grid.end(),
+                         [](double a, double b) { return std::abs(a - b) <= 1e-9 * b; }),
+             grid.end());
+  for (double tau : grid) {
+    RunSpec r = spec;
+    r.replicas = std::max(1, replicas);
+    r.checkpoint.interval_kind = IntervalKind::kMinutes;
+    r.checkpoint.interval_minutes = tau / 60.0;
+    const RunSummary m = run_monte_carlo(r, job, steps, seed, threads, false);
+    out.points.push_back({tau, m.ettr_mean, m.ettr_p10, m.ettr_p90});
+  }
   return out;
 }
 

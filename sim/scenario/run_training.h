@@ -3,6 +3,8 @@
 // Carlo. Used by `fleetsim run` and the run benchmark.
 #pragma once
 
+#include <vector>
+
 #include "compute/compute_model.h"
 #include "run/run.h"
 #include "scenario/scenario.h"
@@ -20,5 +22,22 @@ struct RunOutcome {
 // `step` is the scenario's healthy step (simulate_training). threads: 0 = every core.
 RunOutcome simulate_run(const Scenario& s, const Topology& topo, const ComputeModel& compute,
                         const TrainingRun& step, int threads, bool want_events);
+
+// ETTR against the checkpoint interval (the run's failure model and checkpoint costs, the
+// interval changed): points at the `auto` interval τ* (Daly's optimum for the blocking cost δ and
+// the job MTBF, ≈ sqrt(2 δ MTBF), floored at the upload time; run.h resolved_interval_s) times
+// 1/2 … 8, plus the run's own interval. τ* is 0 when the job has no failure rate; the grid is
+// then around the run's own interval (30 min if none).
+struct IntervalPoint {
+  double interval_s = 0;
+  double ettr_mean = 0, ettr_p10 = 0, ettr_p90 = 0;
+};
+struct EttrCurve {
+  double auto_s = 0;                  // the `auto` interval (0 = not defined)
+  double configured_s = 0;            // the run's own interval (0 = none)
+  std::vector<IntervalPoint> points;  // by interval
+};
+EttrCurve ettr_vs_interval(const RunSpec& spec, const JobShape& job, const StepTable& steps,
+                           uint64_t seed, int replicas, int threads);
 
 }  // namespace fleetsim
