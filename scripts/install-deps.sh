@@ -7,6 +7,8 @@ packages=(g++ cmake make libboost-graph-dev libeigen3-dev nlohmann-json3-dev lib
           slurmctld slurmd slurm-client munge)  # the sweep's Slurm round-trip test
 # fuzzing (clang's libFuzzer with ASan / UBSan runtimes), format check and clang-tidy
 packages+=(clang libclang-rt-14-dev clang-format clang-tidy)
+# notebooks (tests/notebooks)
+packages+=(jupyter-nbconvert python3-matplotlib python3-pandas python3-nbformat python3-nbclient python3-ipykernel)
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
