@@ -9,6 +9,8 @@ packages=(g++ cmake make libboost-graph-dev libeigen3-dev nlohmann-json3-dev lib
 packages+=(clang libclang-rt-14-dev clang-format clang-tidy)
 # notebooks (tests/notebooks)
 packages+=(jupyter-nbconvert python3-matplotlib python3-pandas python3-nbformat python3-nbclient python3-ipykernel)
+# HTML reports rendered in headless Chromium (tests/report/test_html_render.sh; PIL reads the PNG)
+packages+=(chromium python3-pil)
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

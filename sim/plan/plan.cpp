@@ -157,16 +157,6 @@ EttrCurve candidate_ettr_curve(const PlanSpec& plan, const PlanCandidate& pc,
                           std::min(plan.replicas, kPlanCurveReplicas), threads);
 }
 
-std::string money(double usd) {
-  char buf[64];
-  if (usd >= 1e6) {
-    std::snprintf(buf, sizeof buf, "$%.2fM", usd / 1e6);
-  } else {
-    std::snprintf(buf, sizeof buf, "$%.0f", usd);
-  }
-  return buf;
-}
-
 }  // namespace
 
 std::vector<int> segment_layout(int days, int max_segment_days) {
@@ -196,6 +186,16 @@ int offering_blocks(int count) {
   for (int r = count % 64; r > 0; r &= r - 1)
     ++blocks;
   return blocks;
+}
+
+std::string format_usd(double usd) {
+  char buf[64];
+  if (usd >= 1e6) {
+    std::snprintf(buf, sizeof buf, "$%.2fM", usd / 1e6);
+  } else {
+    std::snprintf(buf, sizeof buf, "$%.0f", usd);
+  }
+  return buf;
 }
 
 const char* to_string(CandidateStatus s) {
@@ -312,10 +312,17 @@ PlanResult run_plan(const PlanSpec& plan, const LoadOptions& load_in, int thread
                     *plan.deadline_days);
       c.verdict = buf;
     } else if (!c.within_budget) {
-      c.verdict = "too expensive: " + money(c.cost_usd) + " > budget " + money(*plan.budget_usd);
+      c.verdict =
+          "too expensive: " + format_usd(c.cost_usd) + " > budget " + format_usd(*plan.budget_usd);
     } else {
-      c.verdict = "costs " + money(c.cost_usd - res.candidates[res.cheapest].cost_usd) +
-                  " more than the recommendation";
+      const CandidateResult& best = res.candidates[res.cheapest];
+      if (c.cost_usd - best.cost_usd < 0.5) {
+        c.verdict = "same cost as the recommendation, " + std::to_string(c.days - best.days) +
+                    " more day(s)";
+      } else {
+        c.verdict =
+            "costs " + format_usd(c.cost_usd - best.cost_usd) + " more than the recommendation";
+      }
     }
   }
   return res;

@@ -42,6 +42,8 @@ int offering_blocks(int count);
 
 enum class CandidateStatus { kOk, kInvalid, kOutOfMemory, kDoesNotFinish };
 const char* to_string(CandidateStatus s);
+// "$162.40M" from a million up, else whole dollars ("$10937").
+std::string format_usd(double usd);
 
 struct CandidateResult {
   std::string system;

@@ -344,8 +344,8 @@ std::string plan_html(const PlanResult& r) {
     }
     const auto& c = r.candidates[idx];
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%d × %s (%d GPUs, %s), %d days, $%.2fM", c.count,
-                  c.system.c_str(), c.gpus, c.parallelism.c_str(), c.days, c.cost_usd / 1e6);
+    std::snprintf(buf, sizeof buf, "%d × %s (%d GPUs, %s), %d days, %s", c.count, c.system.c_str(),
+                  c.gpus, c.parallelism.c_str(), c.days, format_usd(c.cost_usd).c_str());
     body += escape(buf) + "</p>\n";
   };
   rec("Cheapest meeting the deadline", r.cheapest);
@@ -356,7 +356,7 @@ std::string plan_html(const PlanResult& r) {
   for (const auto& c : r.candidates) {
     const std::string label = c.system + " ×" + std::to_string(c.count) + " " + c.parallelism;
     if (c.status == CandidateStatus::kOk) {
-      cost.push_back({label, {static_cast<double>(c.days)}, {c.cost_usd / 1e6}});
+      cost.push_back({label, {static_cast<double>(c.days)}, {c.cost_usd}});
     }
     if (!c.finish_days.empty()) ttt.push_back({label, c.finish_days, {}});
     if (c.status != CandidateStatus::kInvalid) {
@@ -364,10 +364,16 @@ std::string plan_html(const PlanResult& r) {
       bars.push_back({c.compute_s, c.exposed_comm_s, c.bubble_s, c.other_s});
     }
   }
+  double max_cost = 0;
+  for (const auto& se : cost)
+    max_cost = std::max(max_cost, se.y[0]);
+  const bool millions = max_cost >= 1e6;
+  for (auto& se : cost)
+    se.y[0] /= millions ? 1e6 : 1e3;
   body +=
       "<h2>Cost vs days reserved</h2>\n" +
       scatter_svg("Cost vs days (P" + std::to_string(static_cast<int>(r.confidence * 100)) + ")",
-                  "days reserved", "cost (million USD)", cost);
+                  "days reserved", millions ? "cost (million USD)" : "cost (thousand USD)", cost);
   body += "<h2>Time-to-train distribution</h2>\n" +
           cdf_svg("Time to train (final checkpoint included)", "days", ttt);
   // Scaling: aggregate throughput against GPUs, one line per (type, parallelism), over the

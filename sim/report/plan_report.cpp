@@ -35,7 +35,7 @@ std::string segments_text(const std::vector<int>& segs) {
 }
 
 std::string cost_text(const CandidateResult& c) {
-  return c.status == CandidateStatus::kOk ? fmt("$%.2fM", c.cost_usd / 1e6) : "-";
+  return c.status == CandidateStatus::kOk ? format_usd(c.cost_usd) : "-";
 }
 
 }  // namespace
@@ -148,7 +148,7 @@ std::string plan_markdown(const PlanResult& r) {
         " tokens; confidence P" + fmt("%.0f", r.confidence * 100) + " over " +
         std::to_string(r.replicas) + " Monte Carlo runs (seed " + std::to_string(r.seed) + ")";
   if (r.deadline_days) md += "; deadline " + fmt("%.0f", *r.deadline_days) + " days";
-  if (r.budget_usd) md += "; budget " + fmt("$%.2fM", *r.budget_usd / 1e6);
+  if (r.budget_usd) md += "; budget " + format_usd(*r.budget_usd);
   md += ".\n\n## Recommendation\n\n";
   auto line = [&](const char* what, int idx) {
     if (idx < 0) {

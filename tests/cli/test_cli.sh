@@ -23,6 +23,13 @@ printf '\xff\xfe not json' >"$tmp/binary.json"
 check not-json 2 "$bin" run "$tmp/binary.json"
 check missing-file 2 "$bin" run "$tmp/none.json"
 check unknown-flag 2 "$bin" run scenarios/quickstart.json --frobnicate
+# --html / --timeline: the same HTML bytes twice; exit 2 where they do not apply.
+check html 0 "$bin" run scenarios/quickstart.json --out "$tmp/h1" --html
+check html-again 0 "$bin" run scenarios/quickstart.json --out "$tmp/h2" --html
+if cmp -s "$tmp/h1/report.html" "$tmp/h2/report.html"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL html determinism"; fi
+check timeline-no-run 2 "$bin" run scenarios/quickstart.json --out "$tmp/h3" --timeline "$tmp/h3/t.json"
+if grep -q "quickstart.json:/run: --events and --timeline need a scenario with a run section" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL timeline message"; cat "$tmp/err"; fi
+check html-collective 2 "$bin" run scenarios/allreduce-2x-p6-b200.json --out "$tmp/h4" --html
 check run-collective 0 "$bin" run scenarios/allreduce-2x-p6-b200.json --out "$tmp/c"
 check run-trace 0 "$bin" run scenarios/quickstart.json --out "$tmp/d" --trace "$tmp/d/trace.json"
 if /usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1])); assert len(t['traceEvents']) > 100" "$tmp/d/trace.json"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL trace is not JSON with events"; fi
