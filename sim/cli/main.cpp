@@ -94,8 +94,12 @@ void print_run(const Scenario& s, const RunOutcome& o) {
   if (spec.token_budget > 0) std::printf("token budget %.4g", spec.token_budget);
   if (spec.token_budget > 0 && spec.duration_s > 0) std::printf(" within ");
   if (spec.duration_s > 0) std::printf("%.2f days", spec.duration_s / 86400.0);
-  std::printf("; failures %s (job MTBF %.2f h)\n",
-              spec.failures.name.empty() ? "none" : spec.failures.name.c_str(), m.job_mtbf_h);
+  std::printf("; failures %s", spec.failures.name.empty() ? "none" : spec.failures.name.c_str());
+  if (m.job_mtbf_h > 0) {
+    std::printf(" (job MTBF %.2f h)\n", m.job_mtbf_h);
+  } else {
+    std::printf(" (no failure rate)\n");
+  }
   std::printf(
       "  checkpoints        %s every %.1f min of training (%.0f GB), %.1f taken, %.2f lost\n",
       to_string(spec.checkpoint.mode), m.interval_s / 60.0, spec.checkpoint.size_bytes / 1e9,
@@ -115,7 +119,7 @@ void print_run(const Scenario& s, const RunOutcome& o) {
   }
   std::printf(
       "  interruptions      %.2f unexpected, %.2f planned; gray failures %.2f (%.2f "
-      "detected); spares used %.2f of %d\n",
+      "detected); spare nodes taken %.2f (pool of %d, repaired nodes return to it)\n",
       m.interruptions_mean, m.planned_mean, m.gray_onsets_mean, m.gray_detected_mean,
       m.spares_used_mean, spec.recovery.spares);
   std::printf("  lost time (mean hours per run):\n");

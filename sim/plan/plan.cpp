@@ -68,7 +68,8 @@ void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const Loa
   out->compute_s = b.compute + b.optimizer;
   out->exposed_comm_s = b.tp_exposed + b.cp_exposed + b.ep_exposed + b.pp_exposed + b.dp_exposed;
   out->bubble_s = b.bubble;
-  out->other_s = std::max(0.0, r.step_time_s - out->compute_s - out->exposed_comm_s - b.bubble);
+  out->other_s = r.step_time_s - out->compute_s - out->exposed_comm_s - b.bubble;
+  if (out->other_s < 1e-9 * r.step_time_s) out->other_s = 0;  // rounding leftovers
   if (!r.memory.fits) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "out of memory: needs %.1f GiB per GPU, HBM has %.1f GiB",

@@ -148,12 +148,21 @@ ojson run_obj(const Scenario& s, const RunOutcome& o) {
   ojson j;
   j["replicas"] = m.replicas;
   j["failure_profile"] = spec.failures.name;
-  j["job_mtbf_h"] = fixed(m.job_mtbf_h, 4);
-  j["checkpoint"] = {{"mode", to_string(spec.checkpoint.mode)},
-                     {"interval_min", fixed(m.interval_s / 60.0, 3)},
-                     {"size_gb", fixed(spec.checkpoint.size_bytes / 1e9, 3)},
-                     {"taken_mean", fixed(m.checkpoints_mean, 2)},
-                     {"lost_mean", fixed(m.checkpoints_lost_mean, 3)}};
+  // null where undefined: no failure rate (MTBF), no duration limit, no replica at the budget.
+  j["job_mtbf_h"] = m.job_mtbf_h > 0 ? ojson(fixed(m.job_mtbf_h, 4)) : ojson(nullptr);
+  const CheckpointCosts ck = checkpoint_costs(spec.checkpoint);
+  RunSpec auto_spec = spec;
+  auto_spec.checkpoint.interval_kind = IntervalKind::kAuto;
+  const double auto_s = resolved_interval_s(auto_spec, o.job, o.steps);
+  j["checkpoint"] = {
+      {"mode", to_string(spec.checkpoint.mode)},
+      {"interval_min", fixed(m.interval_s / 60.0, 3)},
+      {"auto_interval_min", auto_s > 0 ? ojson(fixed(auto_s / 60.0, 3)) : ojson(nullptr)},
+      {"blocking_s", fixed(ck.blocking_s, 3)},
+      {"upload_s", fixed(ck.upload_s, 3)},
+      {"size_gb", fixed(spec.checkpoint.size_bytes / 1e9, 3)},
+      {"taken_mean", fixed(m.checkpoints_mean, 2)},
+      {"lost_mean", fixed(m.checkpoints_lost_mean, 3)}};
   j["step_time_s"] = {{"healthy", fixed(m.healthy_step_s, 6)}, {"slowest_gpu_at", slow}};
   j["ettr"] = {{"mean", fixed(m.ettr_mean, 4)},
                {"p10", fixed(m.ettr_p10, 4)},
@@ -162,10 +171,15 @@ ojson run_obj(const Scenario& s, const RunOutcome& o) {
   j["goodput_tokens_per_s"] = fixed(m.goodput_tokens_per_s, 1);
   j["healthy_tokens_per_s"] = fixed(m.tokens_per_s, 1);
   j["token_budget"] = spec.token_budget;
-  j["duration_days"] = fixed(spec.duration_s / 86400.0, 4);
+  j["duration_days"] =
+      spec.duration_s > 0 ? ojson(fixed(spec.duration_s / 86400.0, 4)) : ojson(nullptr);
   j["reached_budget"] = m.reached_budget;
-  j["time_to_budget_days"] = {{"p50", fixed(m.time_to_budget_p50_s / 86400.0, 4)},
-                              {"p90", fixed(m.time_to_budget_p90_s / 86400.0, 4)}};
+  if (m.reached_budget > 0) {
+    j["time_to_budget_days"] = {{"p50", fixed(m.time_to_budget_p50_s / 86400.0, 4)},
+                                {"p90", fixed(m.time_to_budget_p90_s / 86400.0, 4)}};
+  } else {
+    j["time_to_budget_days"] = {{"p50", nullptr}, {"p90", nullptr}};
+  }
   j["wall_days_mean"] = fixed(m.wall_mean_s / 86400.0, 4);
   j["lost_hours"] = lost;
   j["failures"] = failures;
