@@ -129,9 +129,14 @@ void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const Loa
   }
   out->days = days;
   out->segments = segment_layout(days, plan.max_segment_days);
-  out->blocks = offering_blocks(pc.count);
-  out->cost_usd = days * 24.0 * pc.count * out->price_per_instance_hour;
-  out->reserved_gpu_hours = days * 24.0 * out->gpus;
+  // The spare nodes are reserved too: whole instances (UltraServers) holding them.
+  const int unit_nodes = std::max(1, s0.system.unit_nodes);
+  out->spare_instances = (spec.recovery.spares + unit_nodes - 1) / unit_nodes;
+  out->reserved_instances = pc.count + out->spare_instances;
+  out->blocks = offering_blocks(out->reserved_instances);
+  out->cost_usd = days * 24.0 * out->reserved_instances * out->price_per_instance_hour;
+  out->reserved_gpu_hours =
+      days * 24.0 * out->gpus * out->reserved_instances / static_cast<double>(pc.count);
   double mean_finish = 0;
   int n = 0;
   for (double f : fin)

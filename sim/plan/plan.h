@@ -17,7 +17,8 @@
 // quantile (nearest rank) of D_i, runs that never finish counting as infinite. D is then checked
 // with the exact reservation (D split into segments): the fraction of runs with t_i + w ≤
 // D days − notice must reach the confidence, else D grows a day at a time.
-// Cost = D × 24 × count × price per instance-hour.
+// Cost = D × 24 × (count + spare instances) × price per instance-hour: the run's spare nodes
+// (run.spares) are reserved beside the job's instances.
 #pragma once
 
 #include <string>
@@ -68,7 +69,9 @@ struct CandidateResult {
   double finish_p50_days = 0, finish_conf_days = 0;
   int days = 0;  // reserved
   std::vector<int> segments;
-  int blocks = 0;
+  int spare_instances = 0;      // holding the run's spare nodes (ceil(spares / nodes per unit))
+  int reserved_instances = 0;   // count + spare_instances: what is reserved and paid for
+  int blocks = 0;               // Training Plan offerings making up reserved_instances
   double success_fraction = 0;  // runs done within the exact reservation
   double cost_usd = 0;
   double reserved_gpu_hours = 0, idle_gpu_hours = 0, lost_gpu_hours = 0;

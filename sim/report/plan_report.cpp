@@ -94,6 +94,8 @@ std::string plan_json(const PlanResult& r) {
     if (c.status == CandidateStatus::kOk) {
       e["days"] = c.days;
       e["segments_days"] = c.segments;
+      e["spare_instances"] = c.spare_instances;
+      e["reserved_instances"] = c.reserved_instances;
       e["offering_blocks"] = c.blocks;
       e["success_fraction"] = num(c.success_fraction);
       e["cost_usd"] = num(c.cost_usd);
@@ -158,7 +160,9 @@ std::string plan_markdown(const PlanResult& r) {
     const auto& c = r.candidates[idx];
     md += std::string("- ") + what + ": **" + std::to_string(c.count) + " × " + c.system + "** (" +
           std::to_string(c.gpus) + " GPUs, " + c.parallelism + ") for **" + std::to_string(c.days) +
-          " days** (segments " + segments_text(c.segments) + ", " + std::to_string(c.blocks) +
+          " days** (segments " + segments_text(c.segments) + "; " +
+          std::to_string(c.reserved_instances) + " instances reserved with " +
+          std::to_string(c.spare_instances) + " for spares, " + std::to_string(c.blocks) +
           " offering block(s) per segment), " + cost_text(c) + "; done in " +
           fmt("%.0f", c.success_fraction * 100) +
           " % of runs within the reservation; expected ETTR " + fmt("%.3f", c.ettr_mean) + ".\n";
@@ -200,7 +204,8 @@ std::string plan_markdown(const PlanResult& r) {
       "at the next segment); a final checkpoint is written after the last token. Days = the "
       "confidence quantile of ceil((time to train + final checkpoint + notice) / 1 day), "
       "checked by rerunning the Monte Carlo with the exact segment layout. Cost = days × 24 × "
-      "count × price. Idle GPU-hours: reserved but after the mean finish; lost GPU-hours: "
+      "(count + instances holding the spare nodes) × price. Idle GPU-hours: reserved but after the "
+      "mean finish; lost GPU-hours: "
       "failures, restarts, checkpoints and reclaims (mean finish − failure-free time).\n";
   return md;
 }

@@ -155,7 +155,7 @@ TEST_CASE("GB200 uses the B200 GEMM table scaled by the MAMF ratio") {
   CHECK(tb / tg == Approx(ratio).epsilon(1e-5));
 }
 
-TEST_CASE("H200 uses the H100 GEMM table; H100 fp8 derives from bf16") {
+TEST_CASE("H200 uses the H100 GEMM table, H100 fp8 derives from bf16") {
   const ComputeModel h100 = ComputeModel::load(spec("H100"), kDir);
   const ComputeModel h200 = ComputeModel::load(spec("H200"), kDir);
   // MAMF fp8: H200 1453.4 / H100 1402.6 = 1.03622 (only dtype measured on both).

@@ -121,7 +121,7 @@ TEST_CASE("the aux-loss-free bias update makes imbalance decay") {
   CHECK(r.bias_trajectory.back() < 0.35 * r.bias_trajectory.front());
 }
 
-TEST_CASE("imbalance only slows the step; balanced equals the dense-equivalent step") {
+TEST_CASE("imbalance only slows the step, balanced equals the dense-equivalent step") {
   const std::string root = FLEETSIM_SOURCE_DIR;
   const SystemSpec sys = load_system("dgx-b200", root);
   const CollectiveParams cp = load_collective_params(sys, root);

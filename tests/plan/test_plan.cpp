@@ -78,7 +78,7 @@ TEST_CASE("plan: price table errors name the file and the JSON pointer") {
   }
 }
 
-TEST_CASE("plan: the example's recommendation meets its deadline at P90; no cheaper one does") {
+TEST_CASE("plan: the example's recommendation meets its deadline at P90, no cheaper one does") {
   LoadOptions opt;
   opt.data_dir = FLEETSIM_SOURCE_DIR;
   const PlanSpec plan = load_plan(kExample, opt);
@@ -86,7 +86,9 @@ TEST_CASE("plan: the example's recommendation meets its deadline at P90; no chea
   REQUIRE(r.cheapest >= 0);
   const CandidateResult& rec = r.candidates[r.cheapest];
   CHECK(rec.days <= *plan.deadline_days);
-  CHECK(rec.cost_usd == rec.days * 24.0 * rec.count * rec.price_per_instance_hour);
+  // The plan's 8 spare nodes are 8 more p6-b200 instances (one node each), reserved and paid.
+  CHECK(rec.spare_instances == 8);
+  CHECK(rec.cost_usd == rec.days * 24.0 * (rec.count + 8) * rec.price_per_instance_hour);
   // Independent check: the run-level Monte Carlo with the exact reservation reaches the budget
   // in at least 90 % of the runs.
   auto reached = [&](size_t idx, int days) {

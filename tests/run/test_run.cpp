@@ -324,7 +324,7 @@ TEST_CASE("auto interval is Daly's formula for the profile's MTBF") {
   CHECK(percentile({3, 1, 2, 4}, 0.9) == 4);
 }
 
-TEST_CASE("an async checkpoint waits for the previous upload; auto is not shorter than one") {
+TEST_CASE("an async checkpoint waits for the previous upload, auto is not shorter than one") {
   // No failures; train 600 s, block 10 s, upload 1200 s in the background. From the second
   // checkpoint on, each waits 1200 − 600 = 600 s for the previous upload: a cycle of
   // 600 + 600 + 10 s. Until 6960 s: 6 checkpoints, 3900 s of training (hand computation).

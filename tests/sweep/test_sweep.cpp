@@ -151,7 +151,7 @@ TEST_CASE("random axes: n samples, seeded, within range, with the distribution's
   CHECK(plan_of(sweep(other)).sweep_key != p.sweep_key);
 }
 
-TEST_CASE("integer uniform sampling covers [min, max]; duplicates are kept once") {
+TEST_CASE("integer uniform sampling covers min to max, duplicates are kept once") {
   const SweepPlan p = plan_of(sweep(R"([{"mode": "random", "n": 400, "parameters": [
       {"pointer": "/cluster/count", "distribution": "uniform", "min": 1, "max": 4, "integer": true}]}])"));
   CHECK(p.combinations == 400);
@@ -239,7 +239,7 @@ TEST_CASE("bad sweep files: exit-2 errors with the sweep file's JSON pointer") {
                    0) == 0);
 }
 
-TEST_CASE("result rows round-trip through JSON Lines; CSV quotes") {
+TEST_CASE("result rows round-trip through JSON Lines, CSV quotes") {
   const SweepResultsCodec codec;
   SweepRow r;
   r.point = 7;

@@ -62,7 +62,7 @@ TEST_CASE("structural routes are as short as breadth-first paths (ECMP)") {
   }
 }
 
-TEST_CASE("SRD sprays a cross-leaf flow evenly over all planes; ECMP picks one") {
+TEST_CASE("SRD sprays a cross-leaf flow evenly over all planes, ECMP picks one") {
   SystemSpec s = sys("p6-b200.48xlarge");
   FabricSpec f = s.fabric;
   f.nodes_per_leaf_group = 2;
