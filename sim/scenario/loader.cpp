@@ -457,7 +457,15 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
                                 ? MoeDispatcher::kDeepEp
                                 : MoeDispatcher::kAllToAll;
     }
-    if (f.has("ep_comm_overlap")) t.fw.ep_comm_overlap = f.boolean("ep_comm_overlap");
+    if (f.has("ep_comm_overlap")) {
+      t.fw.ep_comm_overlap = f.boolean("ep_comm_overlap");
+      // Megatron-Core runs it only in the combined 1F1B schedules of no pipelining and of the
+      // interleaved pipeline (TransformerConfig refuses pp > 1 without a virtual pipeline).
+      if (t.fw.ep_comm_overlap && t.par.pp > 1 && t.par.vp == 1)
+        f.fail(f.at("ep_comm_overlap"),
+               "EP all-to-all overlap needs the interleaved schedule (vp > 1) when pp > 1, as in "
+               "Megatron-Core");
+    }
     if (f.has("kernel_efficiency"))
       t.fw.kernel_efficiency = f.number("kernel_efficiency", 0.05, 1.0);
   }

@@ -181,11 +181,14 @@ bool predict_training_row(const std::map<std::string, std::string>& f, const std
   // DeepSeek-V3: NVIDIA's published recipes (Megatron MoE Model Zoo, best_practice/DeepSeekV3:
   // run.sh for H100 and B200, run_gb200.sh) use the flex dispatcher (DeepEP / HybridEP),
   // batch-level EP all-to-all overlap on H100 and B200, and selective recompute of the MLPs
-  // (plus the MLA up-projections on H100 and B200).
+  // (plus the MLA up-projections on H100 and B200). Megatron-Core runs the EP overlap only in
+  // the combined 1F1B schedules of no pipelining and of the interleaved pipeline: with pp > 1
+  // it requires a virtual pipeline (TransformerConfig asserts it), so rows with pp > 1 and no
+  // vp ran without it.
   if (model.name == "deepseek-v3") {
     in.fw.moe_dispatcher = MoeDispatcher::kDeepEp;
     const bool gb200 = v->system == "dgx-gb200-nvl72";
-    in.fw.ep_comm_overlap = !gb200;
+    in.fw.ep_comm_overlap = !gb200 && (p.pp == 1 || p.vp > 1);
     in.par.recompute = Recompute::kSelective;
     in.par.recompute_modules = kRecomputeMlp | (gb200 ? 0u : kRecomputeMlaUpProj);
   }
