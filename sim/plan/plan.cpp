@@ -129,14 +129,18 @@ void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const Loa
   }
   out->days = days;
   out->segments = segment_layout(days, plan.max_segment_days);
-  // The spare nodes are reserved too: whole instances (UltraServers) holding them.
+  // The spare nodes are reserved too: first the nodes of the reserved units the job leaves
+  // unused (gpus_per_unit), then whole instances (UltraServers) holding the rest.
   const int unit_nodes = std::max(1, s0.system.unit_nodes);
-  out->spare_instances = (spec.recovery.spares + unit_nodes - 1) / unit_nodes;
+  const int gpn = std::max(1, s0.system.node.gpus);
+  const int free_nodes = std::max(0, s0.nodes - (w.gpus + gpn - 1) / gpn);
+  const int extra = std::max(0, spec.recovery.spares - free_nodes);
+  out->spare_instances = (extra + unit_nodes - 1) / unit_nodes;
   out->reserved_instances = pc.count + out->spare_instances;
   out->blocks = offering_blocks(out->reserved_instances);
   out->cost_usd = days * 24.0 * out->reserved_instances * out->price_per_instance_hour;
   out->reserved_gpu_hours =
-      days * 24.0 * out->gpus * out->reserved_instances / static_cast<double>(pc.count);
+      days * 24.0 * out->reserved_instances * s0.system.node.gpus * s0.system.unit_nodes;
   double mean_finish = 0;
   int n = 0;
   for (double f : fin)

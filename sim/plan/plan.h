@@ -69,7 +69,7 @@ struct CandidateResult {
   double finish_p50_days = 0, finish_conf_days = 0;
   int days = 0;  // reserved
   std::vector<int> segments;
-  int spare_instances = 0;      // holding the run's spare nodes (ceil(spares / nodes per unit))
+  int spare_instances = 0;      // holding the spare nodes the job's unused nodes do not cover
   int reserved_instances = 0;   // count + spare_instances: what is reserved and paid for
   int blocks = 0;               // Training Plan offerings making up reserved_instances
   double success_fraction = 0;  // runs done within the exact reservation

@@ -134,11 +134,11 @@ std::string plan_table(const PlanResult& r) {
   for (size_t i = 0; i < r.candidates.size(); ++i) {
     const auto& c = r.candidates[i];
     const bool ok = c.status == CandidateStatus::kOk;
-    std::snprintf(buf, sizeof buf, "%-3zu %-26s %5d %6d %-14s %5s %-11s %10s %6s  %s\n", i,
-                  c.system.c_str(), c.count, c.gpus, c.parallelism.c_str(),
-                  ok ? std::to_string(c.days).c_str() : "-", segments_text(c.segments).c_str(),
-                  cost_text(c).c_str(), ok ? fmt("%.2f", c.success_fraction).c_str() : "-",
-                  c.verdict.c_str());
+    std::snprintf(buf, sizeof buf, "%-3zu %-26s %5d %6s %-14s %5s %-11s %10s %6s  %s\n", i,
+                  c.system.c_str(), c.count, c.gpus > 0 ? std::to_string(c.gpus).c_str() : "-",
+                  c.parallelism.c_str(), ok ? std::to_string(c.days).c_str() : "-",
+                  segments_text(c.segments).c_str(), cost_text(c).c_str(),
+                  ok ? fmt("%.2f", c.success_fraction).c_str() : "-", c.verdict.c_str());
     out += buf;
   }
   return out;

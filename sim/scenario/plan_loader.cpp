@@ -34,7 +34,7 @@ const std::vector<std::string> kPlanKeys = {"name",
                                             "max_days",
                                             "run"};
 const std::vector<std::string> kPlanBatchKeys = {"global", "micro", "seq_len"};
-const std::vector<std::string> kCandidateKeys = {"system", "counts"};
+const std::vector<std::string> kCandidateKeys = {"system", "counts", "gpus_per_unit"};
 const std::vector<std::string> kPriceKeys = {"usd_per_instance_hour", "source"};
 // The planner owns the run's length, budget, replicas and reservation.
 const std::vector<std::string> kPlanRunKeys = {"failures",   "gray_failures", "health_checks",
@@ -158,6 +158,10 @@ PlanSpec parse_plan(const std::string& text, const std::string& file, const Load
                                  "/usd_per_instance_hour with its source)");
     }
     p.systems.push_back(system);
+    // GPUs the job uses per unit (e.g. 64 of an NVL72 UltraServer's 72, so power-of-two groups
+    // fit); the scenario loader checks it against the cluster.
+    const int gpus_per_unit =
+        c.has("gpus_per_unit") ? static_cast<int>(c.integer("gpus_per_unit", 1, 1024)) : 0;
     const json& counts = c.get("counts");
     if (!counts.is_array() || counts.empty())
       c.fail(c.at("counts"), "expected a non-empty array of instance counts");
@@ -181,6 +185,7 @@ PlanSpec parse_plan(const std::string& text, const std::string& file, const Load
               {"precision", p.precision}}}};
         for (const char* key : {"framework", "recompute", "symmetry", "routing"})
           if (o.has(key)) sc["workload"][key] = o.get(key);
+        if (gpus_per_unit > 0) sc["workload"]["gpus"] = int64_t{gpus_per_unit} * count;
         json r = run;
         r["token_budget"] = p.token_budget;
         r["replicas"] = p.replicas;
@@ -195,6 +200,7 @@ PlanSpec parse_plan(const std::string& text, const std::string& file, const Load
           bool plan_error = false;
           const std::string ptr = plan_pointer(e.pointer(), static_cast<int>(pi), &plan_error);
           if (e.pointer().rfind("/cluster/system", 0) == 0) c.fail(c.at("system"), e.message());
+          if (e.pointer() == "/workload/gpus") c.fail(c.at("gpus_per_unit"), e.message());
           if (plan_error) throw InputError(file, ptr, e.message());
           cand.invalid = e.message();
         }

@@ -109,3 +109,43 @@ TEST_CASE("plan: the example's recommendation meets its deadline at P90, no chea
   // Same plan, same seed: byte-identical output.
   CHECK(plan_json(run_plan(plan, opt, 1, nullptr)) == plan_json(r));
 }
+
+TEST_CASE("plan: UltraServers with gpus_per_unit; spares fill the unused trays before more units") {
+  // Llama 3 8B on p6e-gb200-ultraserver-72 (18 trays of 4 GPUs), 64 GPUs per rack: each rack
+  // leaves 2 trays free. 2 spare nodes fit in them (1 rack reserved); 3 need one more rack.
+  auto plan_text = [](int spares) {
+    return R"({"name": "u", "model": "llama3-8b", "token_budget": 1e9,
+      "batch": {"global": 64, "micro": 1, "seq_len": 4096}, "precision": "bf16",
+      "candidates": [{"system": "p6e-gb200-ultraserver-72", "counts": [1], "gpus_per_unit": 64}],
+      "parallelism": [{"tp": 1}],
+      "prices": {"p6e-gb200-ultraserver-72": {"usd_per_instance_hour": 1000, "source": "test"}},
+      "deadline_days": 10, "replicas": 4,
+      "run": {"failures": {"profile": "llama3-h100"}, "spares": )" +
+           std::to_string(spares) + "}}";
+  };
+  LoadOptions opt;
+  opt.data_dir = FLEETSIM_SOURCE_DIR;
+  for (int spares : {2, 3}) {
+    const PlanSpec plan = parse_plan(plan_text(spares), "u.json", opt);
+    REQUIRE(plan.candidates.size() == 1);
+    REQUIRE(plan.candidates[0].scenario);
+    CHECK(plan.candidates[0].scenario->training->gpus == 64);
+    const PlanResult r = run_plan(plan, opt, 1, nullptr);
+    const CandidateResult& c = r.candidates[0];
+    REQUIRE(c.status == CandidateStatus::kOk);
+    CHECK(c.gpus == 64);
+    CHECK(c.spare_instances == (spares == 2 ? 0 : 1));
+    CHECK(c.reserved_instances == 1 + c.spare_instances);
+    CHECK(c.cost_usd == c.days * 24.0 * c.reserved_instances * 1000);
+    CHECK(c.reserved_gpu_hours == c.days * 24.0 * c.reserved_instances * 72);
+  }
+  // More GPUs per unit than a rack has: the candidate's gpus_per_unit is named.
+  std::string bad = plan_text(2);
+  bad.replace(bad.find("\"gpus_per_unit\": 64"), 19, "\"gpus_per_unit\": 80");
+  try {
+    parse_plan(bad, "u.json", opt);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.pointer() == "/candidates/0/gpus_per_unit");
+  }
+}
