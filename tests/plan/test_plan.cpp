@@ -118,7 +118,7 @@ TEST_CASE("plan: same plan and seed give byte-identical plan.json for any thread
   CHECK(a.find("\"ettr_vs_checkpoint_interval\"") != std::string::npos);
 }
 
-TEST_CASE("plan: UltraServers with gpus_per_unit; spares fill the unused trays before more units") {
+TEST_CASE("plan: UltraServers with gpus_per_unit, spares fill the unused trays before more units") {
   // Llama 3 8B on p6e-gb200-ultraserver-72 (18 trays of 4 GPUs), 64 GPUs per rack: each rack
   // leaves 2 trays free. 2 spare nodes fit in them (1 rack reserved); 3 need one more rack.
   auto plan_text = [](int spares) {
