@@ -169,6 +169,22 @@ std::string plan_markdown(const PlanResult& r) {
   };
   line("Cheapest meeting the deadline", r.cheapest);
   line("Fastest within the budget", r.fastest);
+  std::vector<int> curves;
+  for (int idx : {r.cheapest, r.fastest})
+    if (idx >= 0 && std::find(curves.begin(), curves.end(), idx) == curves.end() &&
+        !r.candidates[idx].ettr_curve.points.empty())
+      curves.push_back(idx);
+  for (int idx : curves) {
+    const auto& c = r.candidates[idx];
+    md += "\nETTR against the checkpoint interval for #" + std::to_string(idx) + " (" +
+          std::to_string(std::min(r.replicas, kPlanCurveReplicas)) +
+          " runs per point; `auto` = " + fmt("%.1f", c.ettr_curve.auto_s / 60) +
+          " min, the plan's = " + fmt("%.1f", c.ettr_curve.configured_s / 60) +
+          " min):\n\n| interval min | ETTR mean | P10 | P90 |\n|---|---|---|---|\n";
+    for (const auto& pt : c.ettr_curve.points)
+      md += "| " + fmt("%.1f", pt.interval_s / 60) + " | " + fmt("%.4f", pt.ettr_mean) + " | " +
+            fmt("%.4f", pt.ettr_p10) + " | " + fmt("%.4f", pt.ettr_p90) + " |\n";
+  }
   md +=
       "\n## Candidates\n\n| # | type | count | GPUs | parallelism | tok/s/GPU | mem GiB | "
       "TTT P50 d | TTT conf d | days | segments | cost | P(done) | idle GPU-h | lost GPU-h | "
