@@ -21,6 +21,25 @@ std::array<double, 6> gemm_features(double m, double n, double k, double b, int 
 std::vector<double> least_squares(const std::vector<double>& x_row_major, int rows, int cols,
                                   const std::vector<double>& y, const std::vector<int>& nonneg) {
   std::vector<bool> active(static_cast<size_t>(cols), true);
+  // Columns the data cannot tell apart from earlier ones (numerically a linear combination of
+  // them: Gram-Schmidt residual below 1e-8 of the column's norm) stay at 0, so the fit never
+  // extrapolates along a direction the samples do not vary in.
+  {
+    std::vector<Eigen::VectorXd> basis;
+    for (int j = 0; j < cols; ++j) {
+      Eigen::VectorXd v(rows);
+      for (int i = 0; i < rows; ++i)
+        v(i) = x_row_major[static_cast<size_t>(i * cols + j)];
+      const double norm = v.norm();
+      for (const auto& q : basis)
+        v -= q.dot(v) * q;
+      if (norm <= 0 || v.norm() <= 1e-8 * norm) {
+        active[static_cast<size_t>(j)] = false;
+      } else {
+        basis.push_back(v / v.norm());
+      }
+    }
+  }
   std::vector<double> coef(static_cast<size_t>(cols), 0.0);
   for (int iter = 0; iter <= cols; ++iter) {
     std::vector<int> idx;

@@ -32,7 +32,9 @@ GemmCurve fit_gemm_curve(const std::vector<GemmSample>& samples, int sm_count);
 double gemm_curve_mape(const GemmCurve& curve, const std::vector<GemmSample>& samples);
 
 // Ordinary least squares: minimises |X·c − y|² for row-major X (rows × cols). Columns listed in
-// `nonneg` are constrained ≥ 0 by dropping negative ones and refitting (they end at 0).
+// `nonneg` are constrained ≥ 0 by dropping negative ones and refitting (they end at 0). A column
+// the samples make a linear combination of earlier columns is left at 0 (order = priority), so
+// the fit does not extrapolate along directions the data never varied in.
 std::vector<double> least_squares(const std::vector<double>& x_row_major, int rows, int cols,
                                   const std::vector<double>& y, const std::vector<int>& nonneg);
 

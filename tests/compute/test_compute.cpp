@@ -1,5 +1,6 @@
 // Tests of the kernel-time model against the calibration tables it reads
 // (calibration/kernels/*.csv, imported from ../shared/reference/kernel-timings.csv).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
@@ -208,6 +209,45 @@ TEST_CASE("attention reproduces measured cuDNN points") {
       h200.attention(s2, false, DType::kBf16).us() / h200.attention(s, false, DType::kBf16).us();
   CHECK(r > 1.6);
   CHECK(r < 2.2);
+}
+
+TEST_CASE("least squares leaves a column the data cannot distinguish at zero") {
+  // y = 2 + 3·x1 exactly, with x2 = x1 + 5 in every sample: x2 is a linear combination of the
+  // intercept and x1, so its coefficient stays 0 and the others are the generating ones.
+  std::vector<double> x, y;
+  for (double x1 : {1.0, 2.0, 4.0, 8.0}) {
+    x.insert(x.end(), {1.0, x1, x1 + 5});
+    y.push_back(2 + 3 * x1);
+  }
+  const auto c = least_squares(x, 4, 3, y, {});
+  REQUIRE(c.size() == 3);
+  CHECK(c[0] == Approx(2).epsilon(1e-9));
+  CHECK(c[1] == Approx(3).epsilon(1e-9));
+  CHECK(c[2] == 0.0);
+}
+
+TEST_CASE("attention with fewer heads is not faster per FLOP than measured with more") {
+  // B200's cuDNN rows all have 128 query heads (Llama-3.1-405B-like), so head count is a
+  // direction the table never varies in: with fewer heads (less parallel work per kernel) the
+  // model must not exceed the efficiency measured at 128 heads and the same sequence length.
+  const ComputeModel b200 = ComputeModel::load(spec("B200"), kDir);
+  for (int64_t seq : {2048, 4096, 8192, 16384}) {
+    AttentionShape full;
+    full.seq_q = full.seq_kv = seq;
+    full.heads = 128;
+    full.kv_heads = 8;
+    full.head_dim_qk = full.head_dim_v = 128;
+    for (bool bwd : {false, true}) {
+      const double per_head_128 = b200.attention(full, bwd, DType::kBf16).us() / 128;
+      for (int heads : {16, 32, 64}) {
+        AttentionShape a = full;
+        a.heads = heads;
+        a.kv_heads = std::max(1, heads / 16);
+        INFO("seq " << seq << " heads " << heads << (bwd ? " bwd" : " fwd"));
+        CHECK(b200.attention(a, bwd, DType::kBf16).us() / heads >= 0.98 * per_head_128);
+      }
+    }
+  }
 }
 
 TEST_CASE("memory_bound is bytes over the measured bandwidth with a launch floor") {
