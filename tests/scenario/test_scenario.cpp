@@ -86,14 +86,13 @@ TEST_CASE("bad scenarios name the file, the JSON pointer and what was expected")
      "workload": {"type": "collective", "operation": "all_reduce", "sizes": ["1MiB"]}})") ==
       "s.json:/cluster/fabric/oversubscription: expected a number in [1, 64], got 0.5");
   // Megatron-Core refuses the EP all-to-all overlap with pp > 1 and no virtual pipeline.
-  CHECK(
-      error_of(
-          R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 4},
+  CHECK(error_of(
+            R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 4},
      "workload": {"type": "training", "model": "mixtral-8x7b", "parallelism": {"pp": 2, "ep": 8},
                   "batch": {"global": 64, "micro": 1, "seq_len": 4096},
                   "framework": {"ep_comm_overlap": true}}})") ==
-      "s.json:/workload/framework/ep_comm_overlap: EP all-to-all overlap needs the interleaved "
-      "schedule (vp > 1) when pp > 1, as in Megatron-Core");
+        "s.json:/workload/framework/ep_comm_overlap: EP all-to-all overlap needs the interleaved "
+        "schedule (vp > 1) when pp > 1, as in Megatron-Core");
   std::string deep(200, '[');
   CHECK(error_of(deep).find("nesting deeper than 64 levels") != std::string::npos);
 }
