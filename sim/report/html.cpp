@@ -190,7 +190,7 @@ std::string stacked_bars_svg(const std::string& title, const std::vector<std::st
 
 std::string line_svg(const std::string& title, const std::string& x_label,
                      const std::string& y_label, const std::vector<Series>& series,
-                     const std::vector<Mark>& marks, bool log_x) {
+                     const std::vector<Mark>& marks, bool log_x, bool y_from_zero) {
   double xmax = 0, ymax = 0;
   for (const auto& se : series)
     for (size_t i = 0; i < se.x.size() && i < se.y.size(); ++i)
@@ -220,7 +220,7 @@ std::string line_svg(const std::string& title, const std::string& x_label,
   };
   // The y axis spans the data (padded by 5 %), starting at 0 only when the data come close.
   const double span = ymax - ymin;
-  ymin = ymin - 0.05 * span < 0.3 * ymax || span <= 0 ? 0 : ymin - 0.05 * span;
+  ymin = y_from_zero || ymin - 0.05 * span < 0.3 * ymax || span <= 0 ? 0 : ymin - 0.05 * span;
   ymax = ymin == 0 ? nice_max(ymax) : ymax + 0.05 * span;
   std::string s = frame(title, x_label + (log_x ? " (log scale)" : ""), y_label, xmax, ymax, ymin,
                         log_x ? xmin : 0);
@@ -400,7 +400,7 @@ std::string plan_html(const PlanResult& r) {
   }
   body += "<h2>Throughput vs instance count</h2>\n" +
           line_svg("Healthy throughput (candidates that fit in memory)", "GPUs", "million tokens/s",
-                   scaling);
+                   scaling, {}, false, /*y_from_zero=*/true);
   body += "<h2>Step-time breakdown</h2>\n" +
           stacked_bars_svg("Step time", rows, {"compute", "exposed comm", "bubble", "other"}, bars);
   // ETTR vs checkpoint interval: the recommendations first, then other feasible candidates.

@@ -21,14 +21,16 @@ std::string cdf_svg(const std::string& title, const std::string& x_label,
                     const std::vector<Series>& series);
 // Lines through the points of each series (x sorted by the caller), with a marker per point;
 // x from 0 (or, with log_x, logarithmic over the data), y over the data (from 0 when the data
-// come close to it). `marks` draws labelled vertical lines (e.g. an optimum).
+// come close to it, or always with y_from_zero). `marks` draws labelled vertical lines (e.g. an
+// optimum).
 struct Mark {
   std::string label;
   double x = 0;
 };
 std::string line_svg(const std::string& title, const std::string& x_label,
                      const std::string& y_label, const std::vector<Series>& series,
-                     const std::vector<Mark>& marks = {}, bool log_x = false);
+                     const std::vector<Mark>& marks = {}, bool log_x = false,
+                     bool y_from_zero = false);
 // Horizontal stacked bars: one bar per row, one segment per part; `unit` labels the axis.
 std::string stacked_bars_svg(const std::string& title, const std::vector<std::string>& rows,
                              const std::vector<std::string>& parts,
