@@ -149,6 +149,16 @@ PlanSpec parse_plan(const std::string& text, const std::string& file, const Load
   const json& cands = o.get("candidates");
   if (!cands.is_array() || cands.empty())
     o.fail(o.at("candidates"), "expected a non-empty array of {system, counts}");
+  // Every combination is simulated (a step and a Monte Carlo); refuse absurd searches before
+  // building any of them.
+  size_t combos = 0;
+  for (const json& c : cands)
+    if (c.is_object() && c.contains("counts") && c["counts"].is_array())
+      combos += c["counts"].size() * pars.size();
+  if (combos > kMaxPlanCandidates)
+    o.fail(o.at("candidates"), "the plan has " + std::to_string(combos) +
+                                   " type × count × parallelism combinations; the limit is " +
+                                   std::to_string(kMaxPlanCandidates));
   for (size_t ci = 0; ci < cands.size(); ++ci) {
     const Obj c(cands[ci], file, o.at("candidates") + "/" + std::to_string(ci), kCandidateKeys);
     const std::string system = c.str("system");

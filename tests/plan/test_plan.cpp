@@ -157,3 +157,22 @@ TEST_CASE("plan: UltraServers with gpus_per_unit, spares fill the unused trays b
     CHECK(e.pointer() == "/candidates/0/gpus_per_unit");
   }
 }
+
+TEST_CASE("plan: more than kMaxPlanCandidates combinations is an input error before any is built") {
+  // (700 + 700 + 1 (p5)) counts × 3 layouts = 4203 > 4096.
+  std::string counts;
+  for (int i = 1; i <= 700; ++i)
+    counts += (i > 1 ? ", " : "") + std::to_string(i);
+  std::string text = example_text();
+  text = replaced(text, "\"counts\": [256, 512]}", "\"counts\": [" + counts + "]}");
+  text = replaced(text, "\"counts\": [256, 512]}", "\"counts\": [" + counts + "]}");
+  LoadOptions opt;
+  opt.data_dir = FLEETSIM_SOURCE_DIR;
+  try {
+    parse_plan(text, "p.json", opt);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.pointer() == "/candidates");
+    CHECK(e.message().find("has 4203 type") != std::string::npos);
+  }
+}
