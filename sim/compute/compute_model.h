@@ -58,8 +58,14 @@ class ComputeModel {
   Time attention(const AttentionShape& s, bool backward, DType dtype) const;
   // A memory-bound kernel moving `bytes` (reads + writes) through HBM at achieved bandwidth.
   Time memory_bound(double bytes) const;
-  // Cast of `elements` values to `dtype` (FP8 / MXFP8 / NVFP4 quantization incl. scales).
+  // Cast of `elements` BF16 values to `dtype` (FP8 / MXFP8 / NVFP4 quantization incl. scales),
+  // writing quantized_copies(dtype) outputs in one fused kernel.
   Time quantize(int64_t elements, DType dtype) const;
+  // Quantized copies one tensor needs for the forward and both backward GEMMs (Transformer
+  // Engine, "Performance considerations: handling transposes"): 2 for MXFP8 / NVFP4 (row- and
+  // column-wise blocks) and for per-tensor FP8 on Hopper / Ada (a transposed copy); 1 for
+  // per-tensor FP8 on Blackwell, which reads FP8 column-wise natively.
+  int quantized_copies(DType dtype) const;
 
   double peak_tflops(DType dtype) const;  // datasheet dense peak used for the fallback / MFU
   const std::string& gpu() const { return gpu_; }

@@ -192,7 +192,8 @@ Block LayerCostModel::build_layer(int layer, bool backward) {
   auto mem = [&](double bytes) { b.kernel(c_.memory_bound(bytes)); };
   auto quant = [&](double elements) {
     if (!lowp) return;
-    // Row-wise and column-wise (transposed) copies for the forward and weight-gradient GEMMs.
+    // One fused kernel writes the row-wise copy and, where needed, the column-wise one
+    // (ComputeModel::quantized_copies).
     b.kernel(c_.quantize(static_cast<int64_t>(elements), gd));
     if (p.precision == PrecisionRecipe::kFp8Current) mem(elements * 2.0);  // amax pass
   };
