@@ -4,13 +4,16 @@
 Writes four tables in one column format (documented in calibration/KERNELS.md), which the CUDA
 harness also writes:
 
-  gemm.csv          dense / batched GEMM (XLA per-shape tables, MAMF, vLLM SM100, DeepGEMM)
+  gemm.csv          dense / batched GEMM (XLA per-shape tables, MAMF, vLLM SM100, DeepGEMM) and
+                    Transformer Engine's per-layer GEMM sums in every precision (sources/)
   grouped_gemm.csv  grouped GEMM for MoE experts (torchao on B200, DeepGEMM on H800)
   attention.csv     fused attention fwd / bwd (cuDNN SDPA; FA2 rows kept with impl=fa2)
   memory.csv        memory-bound kernels: RMSNorm / LayerNorm, softmax, FP8 / MXFP8 casts
 
 Every row keeps the GPU label, dtype and URL of its source. Derived values say so in `time_from`.
-Usage: /usr/bin/python3 calibration/import_kernels.py [--reference PATH] [--out DIR]
+Rows published elsewhere than the shared reference live in calibration/sources/*.csv, in the
+reference's column format with their source_url.
+Usage: /usr/bin/python3 calibration/import_kernels.py [--reference PATH] [--sources DIR] [--out DIR]
 The output is a pure function of the input file (fixed row order, fixed number formatting).
 """
 
@@ -139,6 +142,44 @@ def gemm_rows(src):
             o["time_from"] = "flops/tflops"
         if r["achieved_gbps"]:
             o["achieved_gbps"] = float(r["achieved_gbps"])
+        out.append(o)
+    return out
+
+
+def layer_dtype_impl(r):
+    """dtype and impl of a Transformer Engine benchmark_gemm.py layer row (calibration/sources)."""
+    d = r["dtype"]
+    mode = "te_prequant" if "pre-quantized mode" in r["notes"] else "te_autocast"
+    if d.startswith("fp8 (per-tensor, delayed"):
+        return "fp8", mode + "_delayed"
+    if d.startswith("fp8 (per-tensor"):
+        return "fp8", mode
+    if "block scaling" in d:
+        return "fp8_block", mode
+    return norm_dtype(d), mode
+
+
+def layer_rows(src):
+    """Per-layer sums of a transformer layer's GEMMs (gemm_layer, gemm_layer_{fprop,dgrad,wgrad}):
+    the same shapes timed in every precision, which is what fixes format-to-format ratios."""
+    out = []
+    for r in src:
+        if not r["kernel"].startswith("gemm_layer"):
+            continue
+        gpu = norm_gpu(r["gpu"])
+        if gpu is None:
+            continue
+        dtype, impl = layer_dtype_impl(r)
+        m, n, k = num(r["m"]), num(r["n"]), num(r["k"])
+        # Fprop GEMMs of one layer: QKV (k x 3k), attn out (k x k), MLP up (k x n), down (n x k).
+        per_pass = 2 * m * (k * 3 * k + k * k + 2 * k * n)
+        flops = per_pass * (3 if r["kernel"] == "gemm_layer" else 1)
+        t = float(r["time_us"])
+        o = blank()
+        o.update(gpu=gpu, kernel=r["kernel"], dtype=dtype, impl=impl, batch=1, m=m, n=n, k=k,
+                 flops=flops, time_us=t, achieved_tflops=flops / (t * 1e-6) / 1e12,
+                 time_from="measured", source_gpu=r["gpu"], source_dtype=r["dtype"],
+                 source_url=r["source_url"], notes=r["notes"])
         out.append(o)
     return out
 
@@ -304,12 +345,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reference", default=DEFAULT_REF)
     ap.add_argument("--out", default=os.path.join(HERE, "kernels"))
+    ap.add_argument("--sources", default=os.path.join(HERE, "sources"),
+                    help="folder of further published rows in the reference's column format "
+                    "(every row keeps its source_url); read in file-name order")
     a = ap.parse_args()
     with open(a.reference, newline="") as f:
         src = list(csv.DictReader(f))
+    if os.path.isdir(a.sources):
+        for name in sorted(os.listdir(a.sources)):
+            if name.endswith(".csv"):
+                with open(os.path.join(a.sources, name), newline="") as f:
+                    src.extend(csv.DictReader(f))
     os.makedirs(a.out, exist_ok=True)
     tables = {
-        "gemm.csv": gemm_rows(src),
+        "gemm.csv": gemm_rows(src) + layer_rows(src),
         "grouped_gemm.csv": grouped_rows(src),
         "attention.csv": attention_rows(src),
         "memory.csv": memory_rows(src),

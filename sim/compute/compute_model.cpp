@@ -269,6 +269,8 @@ struct ComputeModel::Impl {
   double fp8_over_bf16_cap = 0;  // > 0: fp8 derived from bf16 (MAMF fp8/bf16 ratio)
   double gemm_scale = 1.0;       // target / table GPU throughput (MAMF ratio)
   std::vector<std::pair<double, double>> nvfp4_speedup;  // (log2 m, nvfp4 / bf16 TFLOP/s)
+  double mxfp8_over_fp8 = 1.0;     // MXFP8 / per-tensor FP8 GEMM kernel time (Blackwell)
+  bool mxfp8_borrows_fp8 = false;  // the calibration set's MXFP8 grid is its FP8 one
   std::array<double, kNumDTypes> grouped_factor{1, 1, 1, 1, 1};
   // Attention
   std::array<std::array<AttnSet, 2>, kNumDTypes> attn;
@@ -339,8 +341,9 @@ double ComputeModel::Impl::gemm_table_time(int64_t m, int64_t n, int64_t k, DTyp
     case DType::kBf16:
       return bf16();
     case DType::kFp8:
-    case DType::kMxfp8:
       return fp8();
+    case DType::kMxfp8:
+      return fp8() * mxfp8_over_fp8;
     case DType::kNvfp4: {
       if (nvfp4_speedup.empty()) return fp8();
       const double lm = std::log2(M);
@@ -587,11 +590,34 @@ ComputeModel ComputeModel::load(const GpuSpec& gpu, const std::string& data_dir)
         cm.sources_.push_back("gemm nvfp4: bf16 table / vLLM SM100 nvfp4-vs-bf16 speedup over m (" +
                               std::to_string(im.nvfp4_speedup.size()) + " shapes)");
     }
-    if (gpu.model.rfind("H", 0) == 0 && gpu.peak_dense_tflops.count("mxfp8") == 0)
+    if (gpu.model.rfind("H", 0) == 0 && gpu.peak_dense_tflops.count("mxfp8") == 0) {
       cm.sources_.push_back("gemm mxfp8/nvfp4 on " + gpu.model +
                             ": no tensor-core support; timed as fp8");
-    else
-      cm.sources_.push_back("gemm mxfp8: fp8 table (no per-shape MXFP8 GEMM table published)");
+    } else {
+      // No per-shape MXFP8 GEMM table is published; Transformer Engine's benchmark_gemm.py
+      // timed one layer's 12 GEMMs pre-quantized in both formats on the same shapes. Their
+      // ratio (the block-scale loads) multiplies the FP8 table; the GPU's own rows are used
+      // when there are any, else another Blackwell GPU's.
+      auto layer = [&](const std::string& g, const char* dt) {
+        for (const auto& r : gemm_rows)
+          if (r.gpu == g && r.kernel == "gemm_layer" && r.impl == "te_prequant" && r.dtype == dt)
+            return r.time_us;
+        return 0.0;
+      };
+      std::string from;
+      for (const std::string g : {gpu.model, std::string("B200"), std::string("GB200"),
+                                  std::string("B300"), std::string("GB300")})
+        if (from.empty() && layer(g, "mxfp8") > 0 && layer(g, "fp8") > 0) from = g;
+      if (!from.empty()) {
+        im.mxfp8_over_fp8 = layer(from, "mxfp8") / layer(from, "fp8");
+        cm.sources_.push_back("gemm mxfp8: fp8 table x " + fmt(im.mxfp8_over_fp8, 4) +
+                              " (MXFP8 / per-tensor FP8 time of one layer's 12 GEMMs, "
+                              "pre-quantized, on " +
+                              from + ", " + gemm_file + ")");
+      } else {
+        cm.sources_.push_back("gemm mxfp8: fp8 table (no MXFP8 GEMM timing published)");
+      }
+    }
   }
 
   // ---- grouped GEMM factor: measured / (groups x dense GEMM) at the measured shapes ----
@@ -744,6 +770,7 @@ Time ComputeModel::gemm(int64_t m, int64_t n, int64_t k, DType dtype, int64_t ba
                                      static_cast<double>(k), static_cast<double>(batch), base_us)
                         : base_us(static_cast<double>(m), static_cast<double>(n),
                                   static_cast<double>(k), static_cast<double>(batch));
+  if (dtype == DType::kMxfp8 && mg.ok() && im.mxfp8_borrows_fp8) t_us *= im.mxfp8_over_fp8;
   const double in_b = dtype_bytes(dtype), out_b = dtype == DType::kFp32 ? 4.0 : 2.0;
   const double M = static_cast<double>(m), N = static_cast<double>(n), K = static_cast<double>(k);
   const double bytes = static_cast<double>(batch) * ((M * K + K * N) * in_b + M * N * out_b);
@@ -873,7 +900,9 @@ ComputeModel ComputeModel::load(const GpuSpec& gpu, const std::string& data_dir,
   }
   if (!im.measured[di(DType::kMxfp8)].ok() && im.measured[di(DType::kFp8)].ok()) {
     im.measured[di(DType::kMxfp8)] = im.measured[di(DType::kFp8)];
-    cm.sources_.push_back("gemm mxfp8: the calibration set's fp8 grid");
+    im.mxfp8_borrows_fp8 = true;
+    cm.sources_.push_back("gemm mxfp8: the calibration set's fp8 grid x " +
+                          fmt(im.mxfp8_over_fp8, 4));
   }
   if (!best_gbps.empty()) {
     std::vector<double> v;

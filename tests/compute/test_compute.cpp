@@ -282,6 +282,30 @@ TEST_CASE("memory_bound is bytes over the measured bandwidth with a launch floor
         Approx(q * 3.0 / (2.0 + 2.0 * (1.0 + 1.0 / 32.0))).epsilon(1e-6));
 }
 
+TEST_CASE("MXFP8 GEMMs cost the FP8 table times the published MXFP8 / FP8 kernel ratio") {
+  // Transformer Engine's gemm_profiling tutorial (calibration/sources/te-gemm-profiling.csv),
+  // B300, one layer's 12 GEMMs pre-quantized: per-tensor FP8 6.812 ms, MXFP8 7.161 ms.
+  const ComputeModel b200 = ComputeModel::load(spec("B200"), kDir);
+  const double mx = b200.gemm(15872, 12288, 4096, DType::kMxfp8).us();
+  const double fp8 = b200.gemm(15872, 12288, 4096, DType::kFp8).us();
+  CHECK(mx / fp8 == Approx(7161.0 / 6812.0).epsilon(1e-6));
+  // Hopper has no MXFP8 tensor cores: MXFP8 is timed as FP8.
+  const ComputeModel h100 = ComputeModel::load(spec("H100"), kDir);
+  CHECK(h100.gemm(15872, 12288, 4096, DType::kMxfp8) == h100.gemm(15872, 12288, 4096, DType::kFp8));
+}
+
+TEST_CASE("quantization cost of current scaling vs MXFP8 matches the published overheads") {
+  // Same source, autocast minus pre-quantized per-layer time = what quantizing costs:
+  // per-tensor FP8 current scaling 9.147 - 6.812 = 2.335 ms, MXFP8 8.984 - 7.161 = 1.823 ms,
+  // for the same tensors. fleetsim: current scaling = amax pass (read BF16) + one FP8 copy;
+  // MXFP8 = row-wise + column-wise copies. The ratio must match within 10 %.
+  const ComputeModel b200 = ComputeModel::load(spec("B200"), kDir);
+  const int64_t n = 15872LL * 4096;
+  const double cs = b200.quantize(n, DType::kFp8).us() + b200.memory_bound(2.0 * n).us();
+  const double mx = b200.quantize(n, DType::kMxfp8).us();
+  CHECK(cs / mx == Approx(2335.0 / 1823.0).epsilon(0.10));
+}
+
 TEST_CASE("grouped GEMM uses the measured grouped efficiency") {
   const ComputeModel b200 = ComputeModel::load(spec("B200"), kDir);
   // torchao MXFP8 grouped fwd, DeepSeek-V3 shapes: 131072 tokens over 8 groups, N=2048, K=7168,
