@@ -285,7 +285,8 @@ SystemSpec load_system(const std::string& name_or_path, const std::string& data_
   if (name_or_path.find('/') == std::string::npos &&
       name_or_path.find(".json") == std::string::npos) {
     path = (fs::path(data_dir) / "topologies" / (name_or_path + ".json")).string();
-    if (!fs::exists(path)) {
+    std::error_code ec;  // e.g. a name longer than the file system allows: not a known system
+    if (!fs::exists(path, ec)) {
       const auto names = known_systems(data_dir);
       std::string msg = "unknown system '" + name_or_path + "'";
       const std::string near = closest_match(name_or_path, names);

@@ -22,6 +22,10 @@ if grep -q "bad.json:/cluster/fabrc: unknown key 'fabrc'; did you mean 'fabric'?
 printf '\xff\xfe not json' >"$tmp/binary.json"
 check not-json 2 "$bin" run "$tmp/binary.json"
 check missing-file 2 "$bin" run "$tmp/none.json"
+# A system name longer than a file name may be (fuzz_scenario finding): unknown system, exit 2.
+printf '{"name": "x", "cluster": {"system": "%s", "count": 1}, "workload": {}}' "$(printf 'x%.0s' $(seq 1 300))" >"$tmp/long-system.json"
+check long-system-name 2 "$bin" run "$tmp/long-system.json"
+if grep -q "long-system.json:/cluster/system: unknown system" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL long-system-name message"; cat "$tmp/err"; fi
 check unknown-flag 2 "$bin" run scenarios/quickstart.json --frobnicate
 # --html / --timeline: the same HTML bytes twice; exit 2 where they do not apply.
 check html 0 "$bin" run scenarios/quickstart.json --out "$tmp/h1" --html
