@@ -43,6 +43,8 @@ std::string system_for(const std::string& hw) {
   if (hw == "DGX-GB200") return "dgx-gb200-nvl72";
   if (hw == "DGX-B200") return "dgx-b200";
   if (hw == "DGX-H100") return "dgx-h100";
+  if (hw == "DGX-GB300") return "dgx-gb300-nvl72";
+  if (hw == "DGX-B300") return "dgx-b300";
   return "";
 }
 

@@ -27,6 +27,10 @@ GpuSpec spec(const std::string& model) {
     g.hbm_bandwidth = Bandwidth::gbytes_per_second(8000);
     g.peak_dense_tflops = {
         {"tf32", 1125}, {"bf16", 2250}, {"fp8", 4500}, {"mxfp8", 4500}, {"nvfp4", 10000}};
+  } else if (model == "B300") {
+    g.hbm_bandwidth = Bandwidth::gbytes_per_second(8000);
+    g.peak_dense_tflops = {
+        {"tf32", 1125}, {"bf16", 2250}, {"fp8", 4500}, {"mxfp8", 4500}, {"nvfp4", 14000}};
   } else if (model == "GB200") {
     g.hbm_bandwidth = Bandwidth::gbytes_per_second(8000);
     g.peak_dense_tflops = {{"tf32", 1250}, {"bf16", 2500}, {"fp8", 5000}, {"mxfp8", 5000}};
@@ -289,6 +293,12 @@ TEST_CASE("MXFP8 GEMMs cost the FP8 table times the published MXFP8 / FP8 kernel
   const double mx = b200.gemm(15872, 12288, 4096, DType::kMxfp8).us();
   const double fp8 = b200.gemm(15872, 12288, 4096, DType::kFp8).us();
   CHECK(mx / fp8 == Approx(7161.0 / 6812.0).epsilon(1e-6));
+  // Blackwell Ultra's NVFP4 uses its own die's ratio from the same benchmark (3.764 / 6.812 ms),
+  // not B200's vLLM speedup.
+  const ComputeModel b300 = ComputeModel::load(spec("B300"), kDir);
+  CHECK(b300.gemm(15872, 12288, 4096, DType::kNvfp4).us() /
+            b300.gemm(15872, 12288, 4096, DType::kFp8).us() ==
+        Approx(3764.0 / 6812.0).epsilon(1e-6));
   // Hopper has no MXFP8 tensor cores: MXFP8 is timed as FP8.
   const ComputeModel h100 = ComputeModel::load(spec("H100"), kDir);
   CHECK(h100.gemm(15872, 12288, 4096, DType::kMxfp8) == h100.gemm(15872, 12288, 4096, DType::kFp8));

@@ -57,3 +57,22 @@ TEST_CASE("parenthesised performance-summary values run at the footnote's finer 
   // Engine's same-shape GEMM benchmark has MXFP8 GEMMs 5 % slower than per-tensor FP8.
   CHECK(r.rows[1].predicted < r.rows[0].predicted);
 }
+
+TEST_CASE("Blackwell Ultra performance-summary rows run on the DGX B300 and GB300 topologies") {
+  const std::string path = "/tmp/fleetsim_test_validate_b300.csv";
+  {
+    std::ofstream f(path);
+    f << kHeader;
+    f << row("DGX-B300", "FP8-CS", 2, "30000", "task=Pre-Training");
+    f << row("DGX-GB300", "FP8-CS", 2, "30000", "task=Pre-Training");
+    f << row("DGX-A100", "FP8-CS", 2, "30000", "task=Pre-Training");
+  }
+  const ValidationReport r = validate_reference(path, kDir);
+  std::remove(path.c_str());
+  REQUIRE(r.rows.size() == 3);
+  CHECK_FALSE(r.rows[0].skipped);
+  CHECK(r.rows[0].system == "dgx-b300");
+  CHECK_FALSE(r.rows[1].skipped);
+  CHECK(r.rows[1].system == "dgx-gb300-nvl72");
+  CHECK(r.rows[2].skipped);  // no topology: skipped with the reason, not guessed
+}
