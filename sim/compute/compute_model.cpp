@@ -269,8 +269,8 @@ struct ComputeModel::Impl {
   double fp8_over_bf16_cap = 0;  // > 0: fp8 derived from bf16 (MAMF fp8/bf16 ratio)
   double gemm_scale = 1.0;       // target / table GPU throughput (MAMF ratio)
   std::vector<std::pair<double, double>> nvfp4_speedup;  // (log2 m, nvfp4 / bf16 TFLOP/s)
-  double mxfp8_over_fp8 = 1.0;  // MXFP8 / per-tensor FP8 GEMM kernel time (Blackwell)
-  double nvfp4_over_fp8 = 0;    // > 0: NVFP4 / FP8 GEMM kernel time measured on this die
+  double mxfp8_over_fp8 = 1.0;     // MXFP8 / per-tensor FP8 GEMM kernel time (Blackwell)
+  double nvfp4_over_fp8 = 0;       // > 0: NVFP4 / FP8 GEMM kernel time measured on this die
   bool mxfp8_borrows_fp8 = false;  // the calibration set's MXFP8 grid is its FP8 one
   std::array<double, kNumDTypes> grouped_factor{1, 1, 1, 1, 1};
   // Attention
