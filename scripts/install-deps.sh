@@ -2,7 +2,7 @@
 # Installs the Debian packages fleetsim needs to build and test. Idempotent and quick when
 # everything is present (one dpkg query); runs apt-get only for what is missing.
 set -euo pipefail
-packages=(g++ cmake make libboost-graph-dev libeigen3-dev nlohmann-json3-dev libcli11-dev catch2
+packages=(g++ cmake make ccache libboost-graph-dev libeigen3-dev nlohmann-json3-dev libcli11-dev catch2
           python3-numpy python3-jsonschema
           slurmctld slurmd slurm-client munge)  # the sweep's Slurm round-trip test
 # fuzzing (clang's libFuzzer with ASan / UBSan runtimes), format check and clang-tidy
