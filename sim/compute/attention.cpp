@@ -7,7 +7,7 @@ namespace fleetsim {
 
 using namespace compute_internal;
 
-namespace compute_internal {
+namespace {
 
 double attn_pairs(double s_q, double s_kv, bool causal, double window) {
   if (causal) {
@@ -62,7 +62,114 @@ double shepard(const AttnSet& s, const std::array<double, 5>& z) {
   return acc / (kPriorWeight + wsum);
 }
 
-}  // namespace compute_internal
+const char* attn_dtype(DType d) {
+  switch (d) {
+    case DType::kFp8:
+      return "fp8";
+    case DType::kMxfp8:
+      return "mxfp8";
+    case DType::kNvfp4:
+      return "fp8";
+    default:
+      return "bf16";
+  }
+}
+
+// The cuDNN rows of `kernel` that serve dtype d on `gpu`: its own, else a sibling's; for mxfp8
+// the fp8 rows when no GPU has mxfp8 ones. *used_gpu, *used_dt: the GPU and dtype they are of.
+std::vector<const KernelRow*> attention_rows(const std::vector<KernelRow>& rows,
+                                             const std::string& gpu, DType d,
+                                             const std::string& kernel, std::string* used_gpu,
+                                             std::string* used_dt) {
+  std::vector<std::string> cand = {gpu};
+  for (const auto& s : siblings(gpu))
+    cand.push_back(s);
+  std::vector<std::string> dts = {attn_dtype(d)};
+  if (d == DType::kMxfp8) dts.push_back("fp8");
+  std::vector<const KernelRow*> sel;
+  for (const auto& dt : dts)
+    for (const auto& g : cand) {
+      if (!sel.empty()) break;
+      for (const auto& r : rows)
+        if (r.gpu == g && r.dtype == dt && r.kernel == kernel && r.impl == "cudnn")
+          sel.push_back(&r);
+      if (!sel.empty()) *used_gpu = g, *used_dt = dt;
+    }
+  return sel;
+}
+
+// Fits s (ceiling_tflops set) to the rows `sel`: the logit-linear coefficients (fewer features
+// when there are few rows), the Shepard residual points and the fit's MAPE.
+void fit_attention(const std::vector<const KernelRow*>& sel, bool bwd, AttnSet& s) {
+  const int rows = static_cast<int>(sel.size());
+  const int cols = rows >= 10 ? 5 : rows >= 3 ? 2 : 1;
+  std::vector<double> x, y;
+  for (const KernelRow* r : sel) {
+    const double pairs = attn_pairs(r->seq_q, r->seq_kv, r->causal, r->window);
+    const auto f = attn_features(r->batch, r->heads, r->seq_q, pairs,
+                                 r->head_dim_qk + r->head_dim_v, r->causal);
+    for (int j = 0; j < cols; ++j)
+      x.push_back(f[static_cast<size_t>(j)]);
+    const double e = std::clamp(r->tflops / s.ceiling_tflops, 1e-4, 0.999);
+    y.push_back(std::log(e / (1 - e)));
+  }
+  s.coef = least_squares(x, rows, cols, y, {});
+  double err = 0;
+  for (const KernelRow* r : sel) {
+    const double pairs = attn_pairs(r->seq_q, r->seq_kv, r->causal, r->window);
+    const double dsum = r->head_dim_qk + r->head_dim_v;
+    const double flops = 2.0 * r->batch * r->heads * pairs * dsum * (bwd ? 2.5 : 1.0);
+    const double t_fit =
+        flops /
+        (attn_fit_tflops(s, attn_features(r->batch, r->heads, r->seq_q, pairs, dsum, r->causal)) *
+         1e12) *
+        1e6;
+    err += std::abs(t_fit - r->time_us) / r->time_us;
+    s.points.push_back({attn_z(r->batch, r->heads, r->kv_heads, r->seq_q, pairs, dsum, r->causal),
+                        std::log(r->time_us / t_fit)});
+  }
+  s.mape = 100.0 * err / rows;
+  s.ok = true;
+}
+
+}  // namespace
+
+void ComputeModel::Impl::load_attention(const GpuSpec& gpu, const KernelTables& t,
+                                        ComputeModel& cm) {
+  for (DType d : {DType::kFp32, DType::kBf16, DType::kFp8, DType::kMxfp8, DType::kNvfp4}) {
+    for (int bwd = 0; bwd < 2; ++bwd) {
+      const std::string kernel = bwd ? "attention_bwd" : "attention_fwd";
+      std::string used_gpu, used_dt;
+      const std::vector<const KernelRow*> sel =
+          attention_rows(t.attn, gpu.model, d, kernel, &used_gpu, &used_dt);
+      if (sel.empty()) continue;
+      AttnSet& s = attn[di(d)][bwd];
+      double scale = 1.0;
+      if (used_gpu != gpu.model) {
+        scale = mamf_ratio(t.gemm, gpu.model, used_gpu);
+        if (scale <= 0) scale = 1.0;
+      }
+      attn_scale[di(d)] = scale;
+      s.ceiling_tflops = peak[di(d)] / scale;
+      fit_attention(sel, bwd != 0, s);
+      const int rows = static_cast<int>(sel.size());
+      if (d == DType::kBf16 || d == DType::kFp8 || d == DType::kMxfp8)
+        reports.push_back(
+            {"attention " + used_gpu + " " + used_dt + " " + kernel + " (cudnn)", rows, s.mape});
+      if (d == DType::kBf16 || used_gpu != gpu.model || used_dt != attn_dtype(d))
+        cm.sources_.push_back("attention " + std::string(to_string(d)) + " " + kernel + ": " +
+                              std::to_string(rows) + " cuDNN rows of " + used_gpu + " " + used_dt +
+                              (scale != 1.0 ? " scaled by MAMF ratio " + fmt(scale, 4) : "") +
+                              ", " + t.attn_file);
+    }
+  }
+  bool any_attn = false;
+  for (const auto& a : attn)
+    any_attn = any_attn || a[0].ok;
+  if (!any_attn)
+    cm.warnings_.push_back(gpu.model + ": no attention table; attention = FLOPs / (" +
+                           fmt(kDefaultAttnEff, 2) + " x datasheet peak)");
+}
 
 Time ComputeModel::attention(const AttentionShape& s, bool backward, DType dtype) const {
   if (s.batch <= 0 || s.seq_q <= 0 || s.heads <= 0 || s.head_dim_qk <= 0) return Time::zero();

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "compute/compute_model.h"
+#include "compute/log_grid.h"
 #include "core/csv.h"
 #include "core/error.h"
 
@@ -261,65 +262,21 @@ MeasuredGemm MeasuredGemm::build(const std::vector<const KernelRow*>& rows) {
     for (size_t a = 0; a < 4; ++a)
       mg.axes_[a].push_back(x[a]);
   }
-  for (auto& ax : mg.axes_) {
-    std::sort(ax.begin(), ax.end());
-    ax.erase(std::unique(ax.begin(), ax.end()), ax.end());
-  }
+  sort_unique_axes(&mg.axes_);
   size_t total = 1;
   for (const auto& ax : mg.axes_)
     total *= ax.size();
   FLEETSIM_ASSERT(total == rows.size());  // read_calibration_file checked the full grid
   mg.log_t_.assign(total, 0.0);
-  for (const KernelRow* r : rows) {
-    const auto x = key(r);
-    size_t idx = 0;
-    for (size_t a = 0; a < 4; ++a) {
-      const auto& ax = mg.axes_[a];
-      idx = idx * ax.size() +
-            static_cast<size_t>(std::lower_bound(ax.begin(), ax.end(), x[a]) - ax.begin());
-    }
-    mg.log_t_[idx] = std::log(r->time_us);
-  }
+  for (const KernelRow* r : rows)
+    mg.log_t_[grid_index(mg.axes_, key(r))] = std::log(r->time_us);
   return mg;
 }
 
 double MeasuredGemm::time_us(
     double m, double n, double k, double batch,
     const std::function<double(double, double, double, double)>& base) const {
-  std::array<double, 4> x = {std::log2(batch), std::log2(m), std::log2(n), std::log2(k)};
-  std::array<size_t, 4> lo{};
-  std::array<double, 4> f{};
-  double dist = 0;
-  for (size_t a = 0; a < 4; ++a) {
-    const auto& ax = axes_[a];
-    const double xc = std::clamp(x[a], ax.front(), ax.back());
-    dist += std::abs(x[a] - xc);
-    x[a] = xc;
-    size_t i = 0;
-    while (i + 2 < ax.size() && x[a] > ax[i + 1])
-      ++i;
-    lo[a] = i;
-    f[a] = ax.size() < 2 ? 0.0 : (x[a] - ax[i]) / (ax[i + 1] - ax[i]);
-  }
-  double lt = 0;
-  for (int corner = 0; corner < 16; ++corner) {
-    double w = 1;
-    size_t idx = 0;
-    for (size_t a = 0; a < 4; ++a) {
-      const bool hi = (corner >> a) & 1;
-      if (hi && axes_[a].size() < 2) {
-        w = 0;
-        break;
-      }
-      idx = idx * axes_[a].size() + lo[a] + (hi ? 1 : 0);
-      w *= hi ? f[a] : 1.0 - f[a];
-    }
-    if (w != 0) lt += w * log_t_[idx];
-  }
-  if (dist == 0) return std::exp(lt);
-  const double at_edge = base(std::exp2(x[1]), std::exp2(x[2]), std::exp2(x[3]), std::exp2(x[0]));
-  const double corr = lt - std::log(std::max(1e-3, at_edge));
-  return std::max(1e-3, base(m, n, k, batch)) * std::exp(corr / (1.0 + dist));
+  return anchored_time_us(axes_, log_t_, m, n, k, batch, base);
 }
 
 std::string MeasuredGemm::describe() const {

@@ -13,6 +13,7 @@
 #include "compute/compute_model.h"
 #include "compute/fit.h"
 #include "compute/import.h"
+#include "compute/log_grid.h"
 #include "compute/tables.h"
 
 namespace fleetsim {
@@ -36,53 +37,15 @@ constexpr double kDefaultFloorUs = 3.0;
 // Transformer Engine layer shapes, M = 15872 against a box ending at 4096, lie ~2 out).
 constexpr double kLargeOctaves = 2.0;
 
-// 4-D grid over log2(batch, m, n, k) of ln(time_us), plus the fitted curve used outside it.
+// 4-D grid over log2(batch, m, n, k) of ln(time_us) (compute/log_grid.h), plus the fitted curve
+// used outside it.
 struct GemmGrid {
   bool ok = false;
-  std::array<std::vector<double>, 4> axes;  // log2 values, ascending
+  GridAxes axes;  // log2 values, ascending
   std::vector<double> log_t;
   GemmCurve curve;
   double mape = 0;
   int rows = 0;
-
-  size_t index(const std::array<size_t, 4>& i) const {
-    return ((i[0] * axes[1].size() + i[1]) * axes[2].size() + i[2]) * axes[3].size() + i[3];
-  }
-
-  // Multilinear interpolation of ln t at x (clamped into the box); returns the clamp distance.
-  double interp(std::array<double, 4> x, double* dist) const {
-    std::array<size_t, 4> lo{};
-    std::array<double, 4> f{};
-    double d = 0;
-    for (size_t a = 0; a < 4; ++a) {
-      const auto& ax = axes[a];
-      const double xc = std::clamp(x[a], ax.front(), ax.back());
-      d += std::abs(x[a] - xc);
-      x[a] = xc;
-      size_t i = 0;
-      while (i + 2 < ax.size() && x[a] > ax[i + 1])
-        ++i;
-      lo[a] = i;
-      f[a] = ax.size() < 2 ? 0.0 : (x[a] - ax[i]) / (ax[i + 1] - ax[i]);
-    }
-    double acc = 0;
-    for (int corner = 0; corner < 16; ++corner) {
-      double w = 1;
-      std::array<size_t, 4> idx{};
-      for (size_t a = 0; a < 4; ++a) {
-        const bool hi = (corner >> a) & 1;
-        if (hi && axes[a].size() < 2) {
-          w = 0;
-          break;
-        }
-        idx[a] = lo[a] + (hi ? 1 : 0);
-        w *= hi ? f[a] : 1.0 - f[a];
-      }
-      if (w != 0) acc += w * log_t[index(idx)];
-    }
-    *dist = d;
-    return acc;
-  }
 
   // Euclidean log2 distance by which (b, m, n, k) exceeds the measured box (0 inside or below).
   double above_box(double m, double n, double k, double b) const {
@@ -96,19 +59,12 @@ struct GemmGrid {
   }
 
   // Inside the measured box: the interpolated table. Outside: the fitted curve, anchored to the
-  // table at the nearest box point with a correction that fades with the log2 distance d.
+  // table at the nearest box point with a correction that fades with the log2 distance.
   double time_us(double m, double n, double k, double b) const {
-    const std::array<double, 4> x = {std::log2(b), std::log2(m), std::log2(n), std::log2(k)};
-    double d = 0;
-    const double lt = interp(x, &d);
-    if (d == 0) return std::exp(lt);
-    const double bc = std::exp2(std::clamp(x[0], axes[0].front(), axes[0].back()));
-    const double mc = std::exp2(std::clamp(x[1], axes[1].front(), axes[1].back()));
-    const double nc = std::exp2(std::clamp(x[2], axes[2].front(), axes[2].back()));
-    const double kc = std::exp2(std::clamp(x[3], axes[3].front(), axes[3].back()));
-    const double at_edge = std::max(1e-3, curve.time_us(mc, nc, kc, bc));
-    const double corr = lt - std::log(at_edge);
-    return std::max(1e-3, curve.time_us(m, n, k, b)) * std::exp(corr / (1.0 + d));
+    return anchored_time_us(axes, log_t, m, n, k, b,
+                            [this](double cm, double cn, double ck, double cb) {
+                              return curve.time_us(cm, cn, ck, cb);
+                            });
   }
 };
 
@@ -130,12 +86,21 @@ struct AttnSet {
   double mape = 0;
 };
 
-double attn_pairs(double s_q, double s_kv, bool causal, double window);
-std::array<double, 5> attn_features(double b, double h, double s_q, double pairs, double d_sum,
-                                    bool causal);
-std::array<double, 5> attn_z(double b, double h, double kvh, double s_q, double pairs, double d_sum,
-                             bool causal);
-double attn_fit_tflops(const AttnSet& s, const std::array<double, 5>& f);
+// The published tables of calibration/kernels/ and their paths (ComputeModel::load).
+struct KernelTables {
+  std::string gemm_file, grouped_file, attn_file, mem_file;
+  std::vector<KernelRow> gemm, grouped, attn, mem;
+};
+
+// Shared by the models' loaders (compute_model.cpp).
+// Siblings to borrow attention / memory rows from when `model` has none (same die family).
+std::vector<std::string> siblings(const std::string& model);
+double median(std::vector<double> v);
+std::string fmt(double v, int prec = 3);  // %.*g
+// MAMF (maximum achievable matmul TFLOP/s) of `gpu` in dtype `dt`; 0 when not measured.
+double mamf(const std::vector<KernelRow>& rows, const std::string& gpu, const std::string& dt);
+// Geometric mean over dtypes of MAMF(a) / MAMF(b); 0 when no dtype was measured on both.
+double mamf_ratio(const std::vector<KernelRow>& rows, const std::string& a, const std::string& b);
 
 inline Time us_to_time(double us) {
   return Time::from_ps(static_cast<int64_t>(std::ceil(us * 1e6)));
@@ -173,6 +138,27 @@ struct ComputeModel::Impl {
   std::array<compute_internal::MeasuredGemm, compute_internal::kNumDTypes> measured;
 
   double gemm_table_time(int64_t m, int64_t n, int64_t k, DType d, int64_t b) const;
+
+  // Loading (ComputeModel::load calls them in this order; each appends to cm's sources() and
+  // warnings()). tgpu: the GPU whose GEMM grids serve cm's GPU ("" = none).
+  void load_peaks(const GpuSpec& gpu, ComputeModel& cm);  // compute_model.cpp
+  void load_memory(const GpuSpec& gpu, const compute_internal::KernelTables& t,
+                   ComputeModel& cm);  // memory_bound.cpp
+  // gemm.cpp: the grids and dtype derivations, then the measured-rate cap.
+  void load_gemm(const GpuSpec& gpu, const std::string& tgpu,
+                 const compute_internal::KernelTables& t, ComputeModel& cm);
+  void derive_fp8_from_bf16(const std::string& tgpu, const compute_internal::KernelTables& t,
+                            ComputeModel& cm);
+  void load_nvfp4_speedup(const compute_internal::KernelTables& t, ComputeModel& cm);
+  void load_block_scaled(const GpuSpec& gpu, const compute_internal::KernelTables& t,
+                         ComputeModel& cm);
+  void fit_large_shapes(const std::string& tgpu, const compute_internal::KernelTables& t,
+                        ComputeModel& cm);
+  void load_gemm_cap(const GpuSpec& gpu, const compute_internal::KernelTables& t, ComputeModel& cm);
+  void load_grouped(const std::string& tgpu, const compute_internal::KernelTables& t,
+                    ComputeModel& cm);  // grouped_gemm.cpp
+  void load_attention(const GpuSpec& gpu, const compute_internal::KernelTables& t,
+                      ComputeModel& cm);  // attention.cpp
 };
 
 }  // namespace fleetsim
