@@ -12,8 +12,8 @@
 
 #include "compute/compute_model.h"
 #include "core/error.h"
-#include "scenario/run_training.h"
-#include "scenario/training_run.h"
+#include "study/run_level.h"
+#include "study/training_step.h"
 #include "topo/topology.h"
 
 namespace fleetsim {

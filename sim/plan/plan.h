@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "scenario/plan_loader.h"
-#include "scenario/run_training.h"
+#include "study/run_level.h"
 
 namespace fleetsim {
 

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "coll/collective.h"
-#include "scenario/run_training.h"
 #include "scenario/scenario.h"
-#include "scenario/training_run.h"
+#include "study/run_level.h"
+#include "study/training_step.h"
 #include "topo/topology.h"
 #include "validate/validate.h"
 #include "workload/step.h"

@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "scenario/run_training.h"
 #include "scenario/scenario.h"
-#include "scenario/training_run.h"
+#include "study/run_level.h"
+#include "study/training_step.h"
 
 namespace fleetsim {
 

@@ -12,9 +12,9 @@
 #include "compute/compute_model.h"
 #include "run/run.h"
 #include "run/step_table.h"
-#include "scenario/run_training.h"
 #include "scenario/scenario.h"
-#include "scenario/training_run.h"
+#include "study/run_level.h"
+#include "study/training_step.h"
 #include "topo/topology.h"
 
 using namespace fleetsim;

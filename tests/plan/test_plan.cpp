@@ -9,8 +9,8 @@
 #include "plan/plan.h"
 #include "report/plan_report.h"
 #include "scenario/plan_loader.h"
-#include "scenario/run_training.h"
-#include "scenario/training_run.h"
+#include "study/run_level.h"
+#include "study/training_step.h"
 #include "topo/topology.h"
 
 using namespace fleetsim;

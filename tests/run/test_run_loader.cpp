@@ -6,9 +6,9 @@
 #include "compute/compute_model.h"
 #include "core/error.h"
 #include "report/report.h"
-#include "scenario/run_training.h"
 #include "scenario/scenario.h"
-#include "scenario/training_run.h"
+#include "study/run_level.h"
+#include "study/training_step.h"
 #include "topo/topology.h"
 
 using namespace fleetsim;

@@ -8,7 +8,7 @@
 #include "compute/compute_model.h"
 #include "run/run.h"
 #include "scenario/scenario.h"
-#include "scenario/training_run.h"
+#include "study/training_step.h"
 #include "topo/topology.h"
 
 namespace fleetsim {

@@ -1,4 +1,4 @@
-#include "scenario/training_run.h"
+#include "study/training_step.h"
 
 namespace fleetsim {
 

@@ -1,4 +1,4 @@
-#include "scenario/run_training.h"
+#include "study/run_level.h"
 
 #include <algorithm>
 #include <cmath>
