@@ -19,6 +19,9 @@
 #include "scenario/plan_loader.h"
 #include "scenario/scenario.h"
 #include "scenario/sweep_loader.h"
+#include "study/cluster.h"
+#include "study/collective.h"
+#include "study/memory.h"
 #include "study/run_level.h"
 #include "study/training_step.h"
 #include "sweep/sweep.h"
@@ -30,13 +33,6 @@ namespace {
 
 // Monte Carlo replicas per point of the HTML report's ETTR-vs-interval curve (at most the run's).
 constexpr int kCurveReplicas = 32;
-
-std::vector<int> first_ranks(int n) {
-  std::vector<int> r(n);
-  for (int i = 0; i < n; ++i)
-    r[i] = i;
-  return r;
-}
 
 void print_memory(const MemoryBreakdown& m) {
   auto gib = [](int64_t b) { return static_cast<double>(b) / (1024.0 * 1024 * 1024); };
@@ -52,7 +48,7 @@ void print_memory(const MemoryBreakdown& m) {
               m.fits ? "fits" : "DOES NOT FIT");
 }
 
-void print_moe(const MoeRun& m, int ep) {
+void print_moe(const MoeOutcome& m, int ep) {
   const MoeSummary& x = m.summary;
   std::printf("\nMoE routing: %s", to_string(m.spec.kind));
   if (m.spec.kind == RoutingKind::kDirichlet) std::printf(" (alpha %.3g)", m.spec.alpha);
@@ -142,16 +138,14 @@ struct RunOutputs {
   int threads = 0;
 };
 
-int run_training(const Scenario& s, const Topology& topo, const std::string& out_dir,
-                 const RunOutputs& o) {
+int cmd_run_training(const Scenario& s, const StudyCluster& cluster, const std::string& out_dir,
+                     const RunOutputs& o) {
   const std::string& trace_path = o.trace_path;
   const std::string& events_path = o.events_path;
   const int threads = o.threads;
   const bool want_events = !events_path.empty() || !o.timeline_path.empty();
   const TrainingWorkload& w = *s.training;
-  const ComputeModel compute =
-      ComputeModel::load(s.system.gpu, default_data_dir(), s.calibration_set_dir);
-  const TrainingRun run = simulate_training(s, topo, compute, !trace_path.empty());
+  const StepOutcome run = simulate_training_step(s, cluster, !trace_path.empty());
   const StepResult& r = run.result;
   const ParallelConfig& p = w.par;
   std::printf("# fleetsim %s: %s on %d GPUs (%d × %s)\n", s.name.c_str(),
@@ -190,13 +184,13 @@ int run_training(const Scenario& s, const Topology& topo, const std::string& out
     std::printf("warning: %s\n", wmsg.c_str());
   std::optional<RunOutcome> outcome;
   if (s.run) {
-    outcome = simulate_run(s, topo, compute, run, threads, want_events);
+    outcome = simulate_run_level(s, cluster, run, threads, want_events);
     print_run(s, *outcome);
   }
   if (want_events && !outcome)
     throw InputError(s.file, "/run", "--events and --timeline need a scenario with a run section");
   const std::string report = out_dir + "/report.json";
-  write_file_atomic(report, training_report_json(s, topo, r, run.moe ? &*run.moe : nullptr,
+  write_file_atomic(report, training_report_json(s, cluster.topo, r, run.moe ? &*run.moe : nullptr,
                                                  outcome ? &*outcome : nullptr));
   if (!events_path.empty()) {
     write_file_atomic(events_path, run_events_jsonl(outcome->summary.events));
@@ -252,8 +246,7 @@ int cmd_memory(const std::string& path, int max_gpus, bool as_json) {
   opt.max_passes = work_limits.max_passes;
   const Scenario s = load_scenario(path, opt);
   if (!s.training) throw InputError(path, "/workload/type", "memory needs a training workload");
-  const MemoryBreakdown m =
-      estimate_memory(s.training->model, s.training->par, s.system.gpu.hbm.count());
+  const MemoryBreakdown m = estimate_scenario_memory(s);
   if (as_json) {
     std::fputs(memory_json(m).c_str(), stdout);
   } else {
@@ -271,15 +264,15 @@ int cmd_run(const std::string& path, std::string out_dir, std::optional<uint64_t
   Scenario s = load_scenario(path, opt);
   check_trace_size(s, trace_path);
   if (seed) s.seed = *seed;
-  const Topology topo(s.system, s.fabric, s.nodes);
+  const StudyCluster cluster = load_study_cluster(s, opt.data_dir);
+  const Topology& topo = cluster.topo;
   if (out_dir.empty()) out_dir = "out/" + s.name;
-  if (s.training) return run_training(s, topo, out_dir, outputs);
+  if (s.training) return cmd_run_training(s, cluster, out_dir, outputs);
   if (!outputs.events_path.empty() || !outputs.timeline_path.empty() || outputs.html)
     throw InputError(s.file, "/workload",
                      "--events, --timeline and --html need a training scenario");
   const CollectiveWorkload& w = *s.collective;
-  const int n = w.group_gpus > 0 ? w.group_gpus : topo.gpus();
-  const auto ranks = first_ranks(n);
+  const int n = static_cast<int>(collective_group(w, topo).size());
   std::printf("# fleetsim %s: %s on %d GPUs (%d × %s, %s)\n", s.name.c_str(), to_string(w.op), n,
               s.count, s.system.name.c_str(), s.system.unit_name.c_str());
   std::printf("# fabric: %d-tier Clos, oversubscription %.2g:1, routing %s; calibration %s\n",
@@ -290,8 +283,7 @@ int cmd_run(const std::string& path, std::string out_dir, std::optional<uint64_t
   std::printf("# %12s %12s %10s %12s %10s %10s\n", "", "(elements)", "", "", "(GB/s)", "(GB/s)");
   std::vector<CollectiveResult> results;
   for (const Bytes& size : w.sizes) {
-    CollectiveResult r =
-        simulate_collective(topo, s.collective_params, w.op, w.algorithm, size, ranks, s.seed);
+    CollectiveResult r = simulate_scenario_collective(s, cluster, size);
     std::printf("  %12lld %12lld %10s %12.2f %10.2f %10.2f\n", static_cast<long long>(size.count()),
                 static_cast<long long>(size.count() / w.dtype_bytes), to_string(r.algorithm),
                 r.time.us(), r.algbw_gbps, r.busbw_gbps);

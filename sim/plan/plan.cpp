@@ -10,11 +10,10 @@
 #include <map>
 #include <thread>
 
-#include "compute/compute_model.h"
 #include "core/error.h"
+#include "study/cluster.h"
 #include "study/run_level.h"
 #include "study/training_step.h"
-#include "topo/topology.h"
 
 namespace fleetsim {
 
@@ -52,10 +51,8 @@ void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const Loa
   const Scenario& s0 = *pc.scenario;
   const TrainingWorkload& w = *s0.training;
   out->gpus = w.gpus;
-  const Topology topo(s0.system, s0.fabric, s0.nodes);
-  const ComputeModel compute =
-      ComputeModel::load(s0.system.gpu, load.data_dir, s0.calibration_set_dir);
-  const TrainingRun step = simulate_training(s0, topo, compute, /*want_trace=*/false);
+  const StudyCluster cluster = load_study_cluster(s0, load.data_dir);
+  const StepOutcome step = simulate_training_step(s0, cluster, /*want_trace=*/false);
   const StepResult& r = step.result;
   if (step.moe) out->moe_heatmap = step.moe->summary.heatmap;
   out->step_time_s = r.step_time_s;
@@ -84,7 +81,7 @@ void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const Loa
   const double notice_s = spec.reservation.termination_notice_s;
   set_horizon(plan, &spec);
   spec.replicas = 1;  // the step table and job shape only; the replicas run below
-  const RunOutcome base = simulate_run(s, topo, compute, step, 1, false);
+  const RunOutcome base = simulate_run_level(s, cluster, step, 1, false);
   spec.replicas = plan.replicas;
   const CheckpointCosts k = checkpoint_costs(spec.checkpoint);
   out->final_checkpoint_s = k.blocking_s + k.upload_s;
@@ -154,15 +151,13 @@ void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const Loa
 EttrCurve candidate_ettr_curve(const PlanSpec& plan, const PlanCandidate& pc,
                                const LoadOptions& load, int threads) {
   const Scenario& s0 = *pc.scenario;
-  const Topology topo(s0.system, s0.fabric, s0.nodes);
-  const ComputeModel compute =
-      ComputeModel::load(s0.system.gpu, load.data_dir, s0.calibration_set_dir);
-  const TrainingRun step = simulate_training(s0, topo, compute, /*want_trace=*/false);
+  const StudyCluster cluster = load_study_cluster(s0, load.data_dir);
+  const StepOutcome step = simulate_training_step(s0, cluster, /*want_trace=*/false);
   Scenario s = s0;
   RunSpec& spec = *s.run;
   set_horizon(plan, &spec);
   spec.replicas = 1;
-  const RunOutcome base = simulate_run(s, topo, compute, step, 1, false);
+  const RunOutcome base = simulate_run_level(s, cluster, step, 1, false);
   return ettr_vs_interval(spec, base.job, base.steps, s.seed,
                           std::min(plan.replicas, kPlanCurveReplicas), threads);
 }

@@ -193,7 +193,7 @@ ojson run_obj(const Scenario& s, const RunOutcome& o) {
 }  // namespace
 
 std::string training_report_json(const Scenario& s, const Topology& topo, const StepResult& r,
-                                 const MoeRun* moe, const RunOutcome* run) {
+                                 const MoeOutcome* moe, const RunOutcome* run) {
   const TrainingWorkload& w = *s.training;
   const ParallelConfig& p = w.par;
   ojson j;

@@ -21,7 +21,7 @@ std::string collective_report_json(const Scenario& s, const Topology& topo,
 std::string validation_json(const ValidationReport& rep);
 // `run`: the run-level Monte Carlo (scenarios with a "run" section) → the "run" object.
 std::string training_report_json(const Scenario& s, const Topology& topo, const StepResult& r,
-                                 const MoeRun* moe = nullptr, const RunOutcome* run = nullptr);
+                                 const MoeOutcome* moe = nullptr, const RunOutcome* run = nullptr);
 // Chrome trace-event JSON (opens in Perfetto / chrome://tracing): one process per TP unit
 // (named by its GPU ranks), one thread per stream.
 std::string chrome_trace_json(const Scenario& s, const StepResult& r);

@@ -20,7 +20,7 @@ std::string fmt(const char* f, double v) {
 
 }  // namespace
 
-std::string run_html(const Scenario& s, const TrainingRun& step, const RunOutcome* run,
+std::string run_html(const Scenario& s, const StepOutcome& step, const RunOutcome* run,
                      const EttrCurve* curve) {
   using namespace html;
   const TrainingWorkload& w = *s.training;
@@ -79,7 +79,7 @@ std::string run_html(const Scenario& s, const TrainingRun& step, const RunOutcom
   if (!links.empty()) body += table({"link", "utilization", "saturated", "bytes per step"}, links);
 
   if (step.moe) {
-    const MoeRun& moe = *step.moe;
+    const MoeOutcome& moe = *step.moe;
     const MoeSummary& x = moe.summary;
     body += "<h2>MoE load</h2>\n<p>Routing " + escape(to_string(moe.spec.kind)) +
             "; expert max/mean " + fmt("%.3f", x.expert_max_over_mean_avg) + ", EP-rank max/mean " +

@@ -13,7 +13,7 @@
 namespace fleetsim {
 
 // `run` and `curve` may be null (no run section).
-std::string run_html(const Scenario& s, const TrainingRun& step, const RunOutcome* run,
+std::string run_html(const Scenario& s, const StepOutcome& step, const RunOutcome* run,
                      const EttrCurve* curve);
 
 }  // namespace fleetsim

@@ -7,7 +7,6 @@
 
 #include "core/error.h"
 #include "core/units.h"
-#include "run/step_table.h"
 #include "scenario/json_reader.h"
 #include "scenario/scenario.h"
 
@@ -145,7 +144,20 @@ void read_gray(const Obj& run, RunSpec* r) {
   }
 }
 
-void read_checkpoint(const Obj& c, RunSpec* r, const ModelSpec& model, const JobShape& job,
+// The GPUs and nodes of the job (as run/step_table.h job_shape counts them).
+struct JobSize {
+  int gpus = 1;
+  int nodes = 1;
+};
+JobSize job_size(const ParallelConfig& par, const SystemSpec& system) {
+  JobSize j;
+  j.gpus = par.tp * par.pp * par.cp * par.dp;
+  const int gpus_per_node = std::max(1, system.node.gpus);
+  j.nodes = (j.gpus + gpus_per_node - 1) / gpus_per_node;
+  return j;
+}
+
+void read_checkpoint(const Obj& c, RunSpec* r, const ModelSpec& model, const JobSize& job,
                      const SystemSpec& system) {
   CheckpointSpec& k = r->checkpoint;
   const std::string mode = c.choice("mode", {"sync", "async", "in_memory", "tiered"});
@@ -293,7 +305,7 @@ FailureProfile load_failure_profile(const std::string& name_or_path, const std::
 RunSpec read_run_section(const Obj& run, const ModelSpec& model, const ParallelConfig& par,
                          const SystemSpec& system, const std::string& data_dir) {
   RunSpec r;
-  const JobShape job = job_shape(par, system.node.gpus, system.scale_up.domain_nodes);
+  const JobSize job = job_size(par, system);
   if (run.has("duration")) r.duration_s = seconds(run, "duration", true);
   if (run.has("token_budget")) r.token_budget = run.number("token_budget", 1.0, 1e18);
   if (r.duration_s <= 0 && r.token_budget <= 0)

@@ -1,15 +1,16 @@
-// A training scenario's run section end to end: the step times of every cluster state the run
-// can reach (step simulator, memoized before the Monte Carlo), the job's shape, and the Monte
-// Carlo. Used by `fleetsim run` and the run benchmark.
+// The run level of a training scenario: the step times of every cluster state its run section
+// can reach (the step simulator, memoized before the Monte Carlo), the job's shape, and the Monte
+// Carlo over days of failures, checkpoints and recovery (sim/run). Used by `fleetsim run`,
+// sweeps, plans and the run benchmark.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
-#include "compute/compute_model.h"
 #include "run/run.h"
 #include "scenario/scenario.h"
+#include "study/cluster.h"
 #include "study/training_step.h"
-#include "topo/topology.h"
 
 namespace fleetsim {
 
@@ -19,9 +20,11 @@ struct RunOutcome {
   RunSummary summary;
 };
 
-// `step` is the scenario's healthy step (simulate_training). threads: 0 = every core.
-RunOutcome simulate_run(const Scenario& s, const Topology& topo, const ComputeModel& compute,
-                        const TrainingRun& step, int threads, bool want_events);
+// Monte Carlo of the scenario's run section (s.run and s.training must be set) with `step`, the
+// scenario's healthy step (simulate_training_step on the same cluster). threads: 0 = every core;
+// results do not depend on it. want_events keeps replica 0's event list.
+RunOutcome simulate_run_level(const Scenario& s, const StudyCluster& cluster,
+                              const StepOutcome& step, int threads, bool want_events);
 
 // ETTR against the checkpoint interval (the run's failure model and checkpoint costs, the
 // interval changed): points at the `auto` interval τ* (Daly's optimum for the blocking cost δ and

@@ -1,19 +1,21 @@
-// One training scenario end to end: the step input from the scenario, the MoE routing (when the
-// workload has one) and, with imbalanced routing, the same step perfectly balanced for the
-// slowdown. Used by `fleetsim run` and sweeps, so both simulate the same thing.
+// One training step of a scenario: the step input built from its training workload, the MoE
+// token routing (when the workload has a routing model and the model has experts) and, with
+// imbalanced routing, the same step perfectly balanced for the slowdown. `fleetsim run`, sweeps,
+// plans, validation and the benchmarks all simulate a step through simulate_training_step.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 
-#include "compute/compute_model.h"
 #include "moe/imbalance.h"
 #include "scenario/scenario.h"
-#include "topo/topology.h"
+#include "study/cluster.h"
 #include "workload/step.h"
 
 namespace fleetsim {
 
-struct MoeRun {
+// What the MoE routing did to the step.
+struct MoeOutcome {
   RoutingSpec spec;
   MoeSummary summary;
   double balanced_step_s = 0;   // the same step with perfectly balanced routing
@@ -23,12 +25,23 @@ struct MoeRun {
                                 // the redundant expert replicas
 };
 
-struct TrainingRun {
+struct StepOutcome {
+  // The step simulator's input (routed MoE loads included, want_trace as asked): the run level
+  // varies only its GPU speeds from here.
+  StepInput input;
   StepResult result;
-  std::optional<MoeRun> moe;
+  std::optional<MoeOutcome> moe;  // present when the tokens were routed
 };
 
-TrainingRun simulate_training(const Scenario& s, const Topology& topo, const ComputeModel& compute,
-                              bool want_trace);
+// The step input of a training workload (model, parallelism, framework options, symmetry,
+// placement, seed); balanced MoE routing.
+StepInput training_step_input(const TrainingWorkload& w, uint64_t seed, bool want_trace);
+
+// Simulates one step of `w` on `cluster` (cluster.compute must be set). `seed` drives the
+// routing and the step; collectives use cluster.collective.
+StepOutcome simulate_training_step(const TrainingWorkload& w, uint64_t seed,
+                                   const StudyCluster& cluster, bool want_trace);
+// The scenario's training workload (s.training must be set) with s.seed.
+StepOutcome simulate_training_step(const Scenario& s, const StudyCluster& cluster, bool want_trace);
 
 }  // namespace fleetsim

@@ -1,26 +1,23 @@
-// One sweep point: the expanded scenario through the same path as `fleetsim run` (loader,
-// topology, simulate_training or the collective, and the run-level Monte Carlo when the scenario
-// has a "run" section, on one thread since points already run in parallel), reduced to the row's
-// metrics.
+// One sweep point: the expanded scenario through the same path as `fleetsim run` (loader, the
+// study layer's cluster, simulate_training_step or the collective, and the run-level Monte Carlo
+// when the scenario has a "run" section, on one thread since points already run in parallel),
+// reduced to the row's metrics.
 #include <algorithm>
 #include <exception>
 #include <map>
 
-#include "coll/collective.h"
-#include "compute/compute_model.h"
 #include "core/error.h"
+#include "study/cluster.h"
+#include "study/collective.h"
 #include "study/run_level.h"
 #include "study/training_step.h"
 #include "sweep/sweep.h"
-#include "topo/topology.h"
-#include "workload/step.h"
 
 namespace fleetsim {
 
 struct PointRunner::Cache {
-  // Compute models by GPU and calibration set: loading fits curves over the tables, and the
-  // result depends only on the key, so reusing it cannot change a point's numbers.
-  std::map<std::string, ComputeModel> compute;
+  // Compute models by GPU and calibration set, reused across the runner's points.
+  ComputeModelCache compute;
 };
 
 PointRunner::PointRunner(LoadOptions load) : load_(std::move(load)), cache_(new Cache) {
@@ -53,18 +50,10 @@ SweepRow PointRunner::run(const SweepPlan& plan, const SweepPoint& point) {
   try {
     const Scenario s =
         parse_scenario(point.scenario_json, sweep_point_file(plan, point.index), load_);
-    const Topology topo(s.system, s.fabric, s.nodes);
+    const StudyCluster cluster = load_study_cluster(s, load_.data_dir, &cache_->compute);
     if (s.training) {
       const TrainingWorkload& w = *s.training;
-      const std::string ckey = s.system.gpu.model + "|" + s.calibration_set_dir;
-      auto it = cache_->compute.find(ckey);
-      if (it == cache_->compute.end()) {
-        it = cache_->compute
-                 .emplace(ckey,
-                          ComputeModel::load(s.system.gpu, load_.data_dir, s.calibration_set_dir))
-                 .first;
-      }
-      const TrainingRun run = simulate_training(s, topo, it->second, /*want_trace=*/false);
+      const StepOutcome run = simulate_training_step(s, cluster, /*want_trace=*/false);
       const StepResult& r = run.result;
       const ParallelConfig& p = w.par;
       const TimeBreakdown& b = r.breakdown;
@@ -96,7 +85,7 @@ SweepRow PointRunner::run(const SweepPlan& plan, const SweepPoint& point) {
       if (run.moe) set(row, "moe_slowdown_pct", MetricValue::num(run.moe->slowdown_pct));
       if (s.run) {
         const RunSummary m =
-            simulate_run(s, topo, it->second, run, /*threads=*/1, /*want_events=*/false).summary;
+            simulate_run_level(s, cluster, run, /*threads=*/1, /*want_events=*/false).summary;
         set(row, "ettr_mean", MetricValue::num(m.ettr_mean));
         set(row, "ettr_p10", MetricValue::num(m.ettr_p10));
         set(row, "ettr_p50", MetricValue::num(m.ettr_p50));
@@ -110,16 +99,12 @@ SweepRow PointRunner::run(const SweepPlan& plan, const SweepPoint& point) {
       }
     } else {
       const CollectiveWorkload& w = *s.collective;
-      const int n = w.group_gpus > 0 ? w.group_gpus : topo.gpus();
-      std::vector<int> ranks(n);
-      for (int i = 0; i < n; ++i)
-        ranks[i] = i;
+      const int n = static_cast<int>(collective_group(w, cluster.topo).size());
       // The largest message size of the list (the bandwidth-bound end).
       const Bytes size =
           *std::max_element(w.sizes.begin(), w.sizes.end(),
                             [](const Bytes& a, const Bytes& b) { return a.count() < b.count(); });
-      const CollectiveResult r =
-          simulate_collective(topo, s.collective_params, w.op, w.algorithm, size, ranks, s.seed);
+      const CollectiveResult r = simulate_scenario_collective(s, cluster, size);
       set(row, "workload", MetricValue::str("collective"));
       set(row, "gpus", MetricValue::integral(n));
       set(row, "size_bytes", MetricValue::integral(size.count()));

@@ -7,7 +7,8 @@
 #include "coll/collective.h"
 #include "core/error.h"
 #include "scenario/scenario.h"
-#include "topo/topology.h"
+#include "study/cluster.h"
+#include "study/collective.h"
 #include "validate/validate.h"
 #include "validate/validate_training.h"
 
@@ -170,7 +171,8 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
       continue;
     }
     int nodes = domains_used * sys.scale_up.domain_nodes;
-    Topology topo(sys, sys.fabric, nodes);
+    const StudyCluster cluster{Topology(sys, sys.fabric, nodes), params, nullptr};
+    const Topology& topo = cluster.topo;
     std::vector<int> ranks;
     for (int d = 0; d < domains_used; ++d) {
       for (int k = 0; k < per_domain; ++k)
@@ -185,15 +187,7 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
       skip("no algorithm can run this collective on this placement");
       continue;
     }
-    CollectiveResult best;
-    bool have = false;
-    for (Algorithm a : algos) {
-      CollectiveResult res = simulate_collective(topo, params, op, a, v.size, ranks, 1);
-      if (!have || res.time < best.time) {
-        best = res;
-        have = true;
-      }
-    }
+    const CollectiveResult best = simulate_fastest_collective(cluster, op, algos, v.size, ranks, 1);
     v.algorithm = to_string(best.algorithm);
     v.predicted = best.busbw_gbps;
     v.error_pct = (v.predicted - v.measured) / v.measured * 100.0;

@@ -7,8 +7,8 @@
 #include "core/error.h"
 #include "scenario/model_loader.h"
 #include "scenario/scenario.h"
-#include "topo/topology.h"
-#include "workload/step.h"
+#include "study/cluster.h"
+#include "study/training_step.h"
 
 namespace fleetsim {
 namespace {
@@ -178,12 +178,14 @@ bool predict_training_row(const std::map<std::string, std::string>& f, const std
   // power-of-two TP / EP / DP groups stay inside one domain (README, "Validation").
   const int used_per_domain = per_domain >= 64 ? 64 : per_domain;
   const int domains = (world + used_per_domain - 1) / used_per_domain;
-  const Topology topo(sys, sys.fabric, domains * sys.scale_up.domain_nodes);
+  const StudyCluster cluster{Topology(sys, sys.fabric, domains * sys.scale_up.domain_nodes),
+                             cparams, cache.compute[v->system]};
 
-  StepInput in;
+  TrainingWorkload in;
   in.ranks_per_domain = used_per_domain < per_domain ? used_per_domain : 0;
   in.model = model;
   in.par = p;
+  in.gpus = world;
   // NeMo's performance recipes overlap TP communication with GEMMs whenever tp > 1, and overlap
   // the distributed optimizer's gradient reduce-scatter and parameter all-gather.
   in.fw = load_framework_defaults(data_dir);
@@ -204,7 +206,8 @@ bool predict_training_row(const std::map<std::string, std::string>& f, const std
     in.par.recompute = Recompute::kSelective;
     in.par.recompute_modules = kRecomputeMlp | (gb200 ? 0u : kRecomputeMlaUpProj);
   }
-  const StepResult r = simulate_step(in, topo, cparams, *cache.compute[v->system]);
+  const StepResult r =
+      simulate_training_step(in, StepInput{}.seed, cluster, /*want_trace=*/false).result;
   v->predicted = r.tokens_per_s_per_gpu;
   char cfg[160];
   std::snprintf(cfg, sizeof cfg, "tp%d pp%d cp%d vp%d ep%d dp%d gbs%d mbs%d seq%d %s%s", p.tp, p.pp,

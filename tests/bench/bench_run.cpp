@@ -9,13 +9,11 @@
 #include <cstdio>
 #include <thread>
 
-#include "compute/compute_model.h"
 #include "run/run.h"
-#include "run/step_table.h"
 #include "scenario/scenario.h"
+#include "study/cluster.h"
 #include "study/run_level.h"
 #include "study/training_step.h"
-#include "topo/topology.h"
 
 using namespace fleetsim;
 
@@ -36,14 +34,13 @@ int main() {
   Scenario s = load_scenario(dir + "/scenarios/run-llama3.1-405b-16k-b200.json", opt);
   s.run->replicas = 1000;
   const double t0 = now_s();
-  const Topology topo(s.system, s.fabric, s.nodes);
-  const ComputeModel compute = ComputeModel::load(s.system.gpu, dir);
-  const TrainingRun step = simulate_training(s, topo, compute, false);
+  const StudyCluster cluster = load_study_cluster(s, dir);
+  const StepOutcome step = simulate_training_step(s, cluster, false);
   const double t1 = now_s();
   RunSpec no_mc = *s.run;
   Scenario table_only = s;
   table_only.run->replicas = 1;
-  const RunOutcome warm = simulate_run(table_only, topo, compute, step, 1, false);
+  const RunOutcome warm = simulate_run_level(table_only, cluster, step, 1, false);
   const double t2 = now_s();
   std::printf("healthy step (symmetry): %.3f s wall, step %.3f s\n", t1 - t0,
               step.result.step_time_s);

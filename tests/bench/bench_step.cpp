@@ -6,10 +6,9 @@
 #include <chrono>
 #include <cstdio>
 
-#include "compute/compute_model.h"
 #include "scenario/scenario.h"
-#include "topo/topology.h"
-#include "workload/step.h"
+#include "study/cluster.h"
+#include "study/training_step.h"
 
 using namespace fleetsim;
 
@@ -29,17 +28,14 @@ int main() {
   LoadOptions opt;
   const Scenario s = load_scenario(dir + "/scenarios/llama3.1-405b-16k-b200.json", opt);
   const double t0 = now_s();
-  const Topology topo(s.system, s.fabric, s.nodes);
-  const ComputeModel compute = ComputeModel::load(s.system.gpu, dir);
-  std::printf("setup (topology of %d GPUs, compute model): %.3f s\n", topo.gpus(), now_s() - t0);
+  const StudyCluster cluster = load_study_cluster(s, dir);
+  std::printf("setup (topology of %d GPUs, compute model): %.3f s\n", cluster.topo.gpus(),
+              now_s() - t0);
   for (bool symmetry : {false, true}) {
-    StepInput in;
-    in.model = s.training->model;
-    in.par = s.training->par;
-    in.fw = s.training->fw;
-    in.symmetry = symmetry;
+    TrainingWorkload w = *s.training;
+    w.symmetry = symmetry;
     const double t1 = now_s();
-    const StepResult r = simulate_step(in, topo, s.collective_params, compute);
+    const StepResult r = simulate_training_step(w, s.seed, cluster, /*want_trace=*/false).result;
     std::printf(
         "Llama 3.1 405B, 16384 GPUs (tp8 pp16 vp8 dp128), %-40s: %7.3f s wall, %d TP units, "
         "%llu events; step %.3f s, %.1f tokens/s/GPU, MFU %.1f%%\n",

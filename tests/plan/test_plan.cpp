@@ -4,14 +4,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "compute/compute_model.h"
 #include "core/error.h"
 #include "plan/plan.h"
 #include "report/plan_report.h"
 #include "scenario/plan_loader.h"
+#include "study/cluster.h"
 #include "study/run_level.h"
 #include "study/training_step.h"
-#include "topo/topology.h"
 
 using namespace fleetsim;
 
@@ -94,10 +93,9 @@ TEST_CASE("plan: the example's recommendation meets its deadline at P90, no chea
   auto reached = [&](size_t idx, int days) {
     Scenario s = *plan.candidates[idx].scenario;
     s.run->reservation.segments = reservation_segments(segment_layout(days, 182));
-    const Topology topo(s.system, s.fabric, s.nodes);
-    const ComputeModel compute = ComputeModel::load(s.system.gpu, opt.data_dir, "");
-    const TrainingRun step = simulate_training(s, topo, compute, false);
-    return simulate_run(s, topo, compute, step, 0, false).summary.reached_budget;
+    const StudyCluster cluster = load_study_cluster(s, opt.data_dir);
+    const StepOutcome step = simulate_training_step(s, cluster, false);
+    return simulate_run_level(s, cluster, step, 0, false).summary.reached_budget;
   };
   CHECK(reached(r.cheapest, rec.days) >= 0.9 * plan.replicas);
   for (size_t i = 0; i < r.candidates.size(); ++i) {

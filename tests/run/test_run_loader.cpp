@@ -3,13 +3,12 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "compute/compute_model.h"
 #include "core/error.h"
 #include "report/report.h"
 #include "scenario/scenario.h"
+#include "study/cluster.h"
 #include "study/run_level.h"
 #include "study/training_step.h"
-#include "topo/topology.h"
 
 using namespace fleetsim;
 
@@ -79,13 +78,12 @@ TEST_CASE("run scenario: checkpoint size from the model, same report for every t
   CHECK(s.run->checkpoint.nodes == 8);
   CHECK(s.run->reservation.segments.size() == 2);
   s.run->replicas = 12;
-  const Topology topo(s.system, s.fabric, s.nodes);
-  const ComputeModel compute = ComputeModel::load(s.system.gpu, FLEETSIM_SOURCE_DIR);
-  const TrainingRun step = simulate_training(s, topo, compute, false);
-  const RunOutcome a = simulate_run(s, topo, compute, step, 1, true);
-  const RunOutcome b = simulate_run(s, topo, compute, step, 2, true);
-  CHECK(training_report_json(s, topo, step.result, nullptr, &a) ==
-        training_report_json(s, topo, step.result, nullptr, &b));
+  const StudyCluster cluster = load_study_cluster(s, FLEETSIM_SOURCE_DIR);
+  const StepOutcome step = simulate_training_step(s, cluster, false);
+  const RunOutcome a = simulate_run_level(s, cluster, step, 1, true);
+  const RunOutcome b = simulate_run_level(s, cluster, step, 2, true);
+  CHECK(training_report_json(s, cluster.topo, step.result, nullptr, &a) ==
+        training_report_json(s, cluster.topo, step.result, nullptr, &b));
   CHECK(run_events_jsonl(a.summary.events) == run_events_jsonl(b.summary.events));
   CHECK(a.summary.planned_mean >= 1);  // the first segment ends before the budget is reached
 }
