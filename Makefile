@@ -55,14 +55,20 @@ bench: build
 	./build/release/tests/bench/fleetsim_bench_sweep
 	./build/release/tests/bench/fleetsim_bench_run
 
+# Reference measurements live in validation/ and calibration/sources/ (validation/README.md);
+# nothing here reads outside the repository. To refresh from a newer copy of the measurements,
+# pass the file explicitly, e.g. `make calibrate KERNEL_TIMINGS=/path/to/kernel-timings.csv`.
+VALIDATION_DIR ?= validation
+KERNEL_TIMINGS ?= calibration/sources/kernel-timings.csv
+
 validate: build
-	./build/release/fleetsim validate --reference ../shared/reference/nccl_collectives.csv
-	./build/release/fleetsim validate --reference ../shared/reference/nemo_performance_summary.csv
+	./build/release/fleetsim validate --reference $(VALIDATION_DIR)/nccl_collectives.csv
+	./build/release/fleetsim validate --reference $(VALIDATION_DIR)/nemo_performance_summary.csv
 
 calibrate: build
-	/usr/bin/python3 calibration/fit_collectives.py --reference ../shared/reference/kernel-timings.csv --out calibration/collectives.json
-	/usr/bin/python3 calibration/import_kernels.py
-	/usr/bin/python3 calibration/fit_framework.py --fleetsim build/release/fleetsim --reference ../shared/reference/nemo_performance_summary.csv
+	/usr/bin/python3 calibration/fit_collectives.py --reference $(KERNEL_TIMINGS) --out calibration/collectives.json
+	/usr/bin/python3 calibration/import_kernels.py --reference $(KERNEL_TIMINGS)
+	/usr/bin/python3 calibration/fit_framework.py --fleetsim build/release/fleetsim --reference $(VALIDATION_DIR)/nemo_performance_summary.csv
 
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i

@@ -7,7 +7,7 @@ step. Same values for every model, system and precision. Grid search minimising 
 `fleetsim validate --reference nemo_performance_summary.csv`; writes calibration/framework.json.
 
     /usr/bin/python3 calibration/fit_framework.py --fleetsim build/release/fleetsim \
-        --reference ../shared/reference/nemo_performance_summary.csv
+        --reference validation/nemo_performance_summary.csv
 """
 import argparse
 import json
@@ -27,7 +27,7 @@ def mape(fleetsim, reference, gap_us, eff):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fleetsim", default="build/release/fleetsim")
-    ap.add_argument("--reference", default="../shared/reference/nemo_performance_summary.csv")
+    ap.add_argument("--reference", default="validation/nemo_performance_summary.csv")
     ap.add_argument("--out", default=str(pathlib.Path(__file__).with_name("framework.json")))
     args = ap.parse_args()
     best = None

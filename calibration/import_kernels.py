@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Import the kernel-level rows of ../shared/reference/kernel-timings.csv into calibration/kernels/.
+"""Import the kernel-level rows of calibration/sources/*.csv into calibration/kernels/.
 
 Writes four tables in one column format (documented in calibration/KERNELS.md), which the CUDA
 harness also writes:
@@ -11,8 +11,10 @@ harness also writes:
   memory.csv        memory-bound kernels: RMSNorm / LayerNorm, softmax, FP8 / MXFP8 casts
 
 Every row keeps the GPU label, dtype and URL of its source. Derived values say so in `time_from`.
-Rows published elsewhere than the shared reference live in calibration/sources/*.csv, in the
-reference's column format with their source_url.
+The main table is calibration/sources/kernel-timings.csv (the project's published kernel
+timings, copied into the repository); rows published elsewhere live beside it in
+calibration/sources/*.csv, in the same column format with their source_url. `--reference PATH`
+reads another kernel-timings.csv in place of the committed one (to refresh from a newer copy).
 Usage: /usr/bin/python3 calibration/import_kernels.py [--reference PATH] [--sources DIR] [--out DIR]
 The output is a pure function of the input file (fixed row order, fixed number formatting).
 """
@@ -24,9 +26,8 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_REF = os.path.join(HERE, "..", "..", "shared", "reference", "kernel-timings.csv")
-if not os.path.exists(DEFAULT_REF):
-    DEFAULT_REF = "/work/shared/reference/kernel-timings.csv"
+REFERENCE_NAME = "kernel-timings.csv"
+DEFAULT_REF = os.path.join(HERE, "sources", REFERENCE_NAME)
 
 COLUMNS = [
     "gpu", "kernel", "dtype", "impl", "batch", "m", "n", "k", "seq_q", "seq_kv", "heads",
@@ -353,7 +354,7 @@ def main():
         src = list(csv.DictReader(f))
     if os.path.isdir(a.sources):
         for name in sorted(os.listdir(a.sources)):
-            if name.endswith(".csv"):
+            if name.endswith(".csv") and name != REFERENCE_NAME:
                 with open(os.path.join(a.sources, name), newline="") as f:
                     src.extend(csv.DictReader(f))
     os.makedirs(a.out, exist_ok=True)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate workloads/models/<id>.json from ../shared/reference/model-configs.csv.
+"""Generate workloads/models/<id>.json from workloads/sources/model-configs.csv.
 
 Every numeric field comes from a CSV column; the free-text columns (activation, norm, attention
 pattern, sliding window, ...) are interpreted by the explicit rules below, and any text the rules
@@ -10,6 +10,8 @@ do not recognise stops the script, so nothing is approximated silently. Features
   material - fleetsim cannot simulate the model; the loader rejects it (no zoo model has one).
 
 Usage: workloads/import_models.py [--csv PATH] [--out DIR] [--check]
+  --csv     the model-config table (default: workloads/sources/model-configs.csv, the copy of the
+            project's reference table kept in the repository; pass another path to refresh from it)
   --check compares the generated text with the committed files and exits 1 on any difference.
 """
 import argparse
@@ -20,7 +22,7 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_CSV = os.path.join(HERE, "..", "..", "shared", "reference", "model-configs.csv")
+DEFAULT_CSV = os.path.join(HERE, "sources", "model-configs.csv")
 
 # CSV "model" column -> canonical id, display name, extra aliases (obvious spellings). The
 # aliases from perf_summary_model_names are added automatically.

@@ -1,6 +1,6 @@
 #!/bin/bash
-# calibration/kernels/*.csv are a pure function of ../shared/reference/kernel-timings.csv and
-# calibration/sources/*.csv: rerunning the importer must reproduce them byte for byte.
+# calibration/kernels/*.csv are a pure function of calibration/sources/kernel-timings.csv and the
+# other calibration/sources/*.csv: rerunning the importer must reproduce them byte for byte.
 set -euo pipefail
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -1,5 +1,5 @@
 // Tests of the kernel-time model against the calibration tables it reads
-// (calibration/kernels/*.csv, imported from ../shared/reference/kernel-timings.csv).
+// (calibration/kernels/*.csv, imported from calibration/sources/kernel-timings.csv).
 #include <algorithm>
 #include <catch2/catch.hpp>
 

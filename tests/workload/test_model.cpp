@@ -1,6 +1,6 @@
 // Closed forms of sim/workload/model.cpp against hand calculations, the published parameter
 // counts stored in workloads/models/*.json, and NVIDIA's published "model TFLOP/s/GPU" /
-// "tokens/s/GPU" pairs (../shared/reference/nemo_performance_summary.csv).
+// "tokens/s/GPU" pairs (validation/nemo_performance_summary.csv).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
@@ -185,7 +185,7 @@ TEST_CASE("windowed attention counts the keys attended") {
 // 26.04.01 page publishes tokens/s quantised to multiples of 64 (4224, 1664, 864, ...): ±32 on
 // 1664 tokens/s is ±1.9 %, so its rows get 2.5 % (its ratios for one model spread by 2 %).
 TEST_CASE("model_flops_per_token reproduces NVIDIA's model TFLOP/s per token") {
-  const std::string path = kRoot + "/../shared/reference/nemo_performance_summary.csv";
+  const std::string path = kRoot + "/validation/nemo_performance_summary.csv";
   const CsvTable t = parse_csv(read_text_file(path), path);
   const int c_url = t.column("source_url"), c_ver = t.column("source_version");
   const int c_model = t.column("model"), c_seq = t.column("seq_len");
@@ -218,6 +218,9 @@ TEST_CASE("model_flops_per_token reproduces NVIDIA's model TFLOP/s per token") {
     const bool without_mtp = name.find("w/o MTP") != std::string::npos;
     const auto paren = name.find(" (");
     if (paren != std::string::npos) name = name.substr(0, paren);
+    // Nemotron 3 Nano is a hybrid Mamba-2 / attention / MoE model: not in the zoo until
+    // fleetsim models those layers. Every other model name must resolve.
+    if (name == "Nemotron_3_Nano") continue;
     ModelSpec m = load_model(name, kRoot);
     if (without_mtp) m.mtp_layers = 0;
     const int seq = std::stoi(r[static_cast<size_t>(c_seq)]);
