@@ -1,0 +1,189 @@
+#include "workload/internal/comm_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <set>
+
+#include "core/error.h"
+#include "net/flow_network.h"
+
+namespace fleetsim::step_internal {
+
+Time CommModel::time(Dim d, CollOp op, double bytes) {
+  if (bytes <= 0) return Time::zero();
+  const auto key = std::make_tuple(static_cast<int>(d), static_cast<int>(op),
+                                   static_cast<int64_t>(std::llround(bytes)));
+  auto it = memo_.find(key);
+  if (it != memo_.end()) return it->second;
+  const Time t = simulate(d, op, bytes);
+  memo_.emplace(key, t);
+  return t;
+}
+
+Time CommModel::ep_dispatch(double tokens, double bytes_per_copy, int experts, int top_k) {
+  const auto key = std::make_tuple(static_cast<int64_t>(std::llround(tokens)),
+                                   static_cast<int64_t>(std::llround(bytes_per_copy)), experts);
+  auto it = ep_memo_.find(key);
+  if (it != ep_memo_.end()) return it->second;
+  const auto groups = colocated_groups(Dim::kEp);
+  auto hit = [&](double e) {
+    return 1.0 - std::pow(1.0 - e / experts, static_cast<double>(top_k));
+  };
+  Simulator sim;
+  FlowNetwork net(sim, topo_.links());
+  Done done;
+  done.end.assign(groups.size(), Time::zero());
+  std::vector<std::unique_ptr<CollectiveRun>> runs;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const auto& grp = groups[gi];
+    const size_t n = grp.size();
+    const double per_rank = static_cast<double>(experts) / static_cast<double>(n);
+    std::map<int, int> on_node;
+    for (int g : grp)
+      on_node[topo_.node_of(g)]++;
+    std::vector<std::vector<double>> bytes(n, std::vector<double>(n, 0.0));
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < n; ++j) {
+        if (i == j) continue;
+        const int ni = topo_.node_of(grp[i]), nj = topo_.node_of(grp[j]);
+        if (ni == nj) {
+          bytes[i][j] = tokens * hit(per_rank) * bytes_per_copy;
+        } else {
+          const int g = on_node[nj];
+          bytes[i][j] = tokens * hit(per_rank * g) * bytes_per_copy / g;
+        }
+      }
+    }
+    runs.push_back(std::make_unique<CollectiveRun>(
+        params_, plan_alltoallv(topo_, params_, grp, bytes, seed_ + gi)));
+    runs.back()->start(sim, net, &done, gi);
+  }
+  sim.run();
+  Time worst = Time::zero();
+  for (const Time& t : done.end)
+    worst = std::max(worst, t);
+  ep_memo_.emplace(key, worst);
+  return worst;
+}
+
+void CommModel::account(Dim d, CollOp op, double bytes, double occurrences) {
+  if (bytes <= 0 || occurrences <= 0) return;
+  time(d, op, bytes);
+  const auto key = std::make_tuple(static_cast<int>(d), static_cast<int>(op),
+                                   static_cast<int64_t>(std::llround(bytes)));
+  const auto& lb = link_memo_[key];
+  if (link_bytes_.empty()) {
+    link_bytes_.assign(topo_.links().size(), 0.0);
+    link_sat_.assign(topo_.links().size(), 0.0);
+  }
+  for (const auto& u : lb) {
+    link_bytes_[u.link] += u.bytes * occurrences;
+    link_sat_[u.link] += u.saturated_s * occurrences;
+  }
+}
+
+std::vector<std::vector<int>> CommModel::colocated_groups(Dim d) {
+  auto cached = groups_.find(static_cast<int>(d));
+  if (cached != groups_.end()) return cached->second;
+  // Groups in rank space; nodes in physical space.
+  const std::vector<int> g0 = group_of(G_, d, 0);
+  std::set<int> nodes;
+  for (int g : g0)
+    nodes.insert(topo_.node_of(gpu_of(g)));
+  std::vector<int> rank_of_gpu(topo_.gpus(), -1);
+  for (int r = 0; r < G_.world; ++r)
+    rank_of_gpu[gpu_of(r)] = r;
+  std::vector<std::vector<int>> out;
+  std::set<int> taken;
+  for (int n : nodes) {
+    for (int l = 0; l < topo_.gpus_per_node(); ++l) {
+      const int g = rank_of_gpu[n * topo_.gpus_per_node() + l];
+      if (g < 0 || taken.count(g)) continue;
+      std::vector<int> grp = group_of(G_, d, g);
+      bool inside = true;
+      for (int x : grp)
+        inside = inside && nodes.count(topo_.node_of(gpu_of(x))) > 0;
+      if (!inside || grp.size() < 2) continue;
+      // Only groups whose first member is `g` are new (avoid duplicates).
+      if (grp.front() != g && d != Dim::kPp) {
+        bool seen = false;
+        for (int x : grp)
+          seen = seen || taken.count(x) > 0;
+        if (seen) continue;
+      }
+      for (int x : grp)
+        taken.insert(x);
+      out.push_back(std::move(grp));
+    }
+  }
+  if (out.empty()) out.push_back(g0);
+  for (auto& grp : out)
+    for (int& x : grp)
+      x = gpu_of(x);
+  groups_.emplace(static_cast<int>(d), out);
+  return out;
+}
+
+Time CommModel::simulate(Dim d, CollOp op, double bytes) {
+  const auto groups = colocated_groups(d);
+  std::vector<Algorithm> algos = candidate_algorithms(topo_, op, groups.front());
+  if (algos.empty()) algos = {Algorithm::kRing};
+  Time best = Time::infinite();
+  std::vector<WaveLink> best_links;
+  const Bytes size(static_cast<int64_t>(std::llround(bytes)));
+  for (Algorithm a : algos) {
+    Simulator sim;
+    FlowNetwork net(sim, topo_.links());
+    Done done;
+    done.end.assign(groups.size(), Time::zero());
+    std::vector<CollectivePlan> plans;
+    try {
+      for (size_t i = 0; i < groups.size(); ++i)
+        plans.push_back(plan_collective(topo_, params_, op, a, size, groups[i], seed_ + i));
+    } catch (const InternalError& e) {
+      if (std::getenv("FLEETSIM_DEBUG")) {
+        std::fprintf(stderr, "%s %s groups=%zu\n", to_string(a), e.what(), groups.size());
+        for (auto& gg : groups) {
+          std::map<int, int> dc;
+          for (int x : gg)
+            dc[topo_.domain_of(x)]++;
+          for (auto& [k, v] : dc)
+            std::fprintf(stderr, " d%d:%d", k, v);
+          std::fprintf(stderr, " |");
+        }
+      }
+      continue;  // this algorithm cannot run on the placement (e.g. uneven NVLink domains)
+    }
+    std::vector<std::unique_ptr<CollectiveRun>> runs;
+    for (size_t i = 0; i < groups.size(); ++i) {
+      runs.push_back(std::make_unique<CollectiveRun>(params_, std::move(plans[i])));
+      runs.back()->start(sim, net, &done, i);
+    }
+    sim.run();
+    Time worst = Time::zero();
+    for (const Time& t : done.end)
+      worst = std::max(worst, t);
+    if (worst < best) {
+      best = worst;
+      best_links.clear();
+      // Bytes the whole wave (every co-located group) put on each link.
+      const std::vector<double>& lb = net.link_bytes();
+      for (uint32_t l = 0; l < lb.size(); ++l)
+        if (lb[l] > 0) best_links.push_back({l, lb[l], net.saturated_time(l).seconds()});
+    }
+  }
+  if (best == Time::infinite()) {
+    throw InputError("", "/workload/parallelism",
+                     std::string("no collective algorithm can run the ") + dim_name(d) + " " +
+                         to_string(op) +
+                         " on this rank placement (groups split unevenly over NVLink domains)");
+  }
+  link_memo_[std::make_tuple(static_cast<int>(d), static_cast<int>(op),
+                             static_cast<int64_t>(std::llround(bytes)))] = best_links;
+  return best;
+}
+
+}  // namespace fleetsim::step_internal

@@ -1,0 +1,75 @@
+// Collective durations of the step simulator, from sim/coll on the cluster topology.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "coll/collective.h"
+#include "core/simulator.h"
+#include "topo/topology.h"
+#include "workload/internal/placement.h"
+#include "workload/layer_costs.h"
+
+namespace fleetsim::step_internal {
+
+// ---------------------------------------------------------------------------------------------
+// Collective durations: every group of a dimension that shares nodes with the first group runs
+// the collective at the same time on one flow network.
+
+class CommModel {
+ public:
+  CommModel(const Topology& topo, const CollectiveParams& params, const Geometry& G, uint64_t seed,
+            int ranks_per_domain)
+      : topo_(topo), params_(params), G_(G), seed_(seed), rpd_(ranks_per_domain) {}
+
+  // Physical GPU of rank r.
+  int gpu_of(int r) const {
+    if (rpd_ <= 0) return r;
+    return (r / rpd_) * topo_.gpus_per_domain() + r % rpd_;
+  }
+
+  Time time(Dim d, CollOp op, double bytes);
+  const std::vector<double>& link_bytes() const { return link_bytes_; }
+  const std::vector<double>& link_saturated_s() const { return link_sat_; }
+
+  // DeepEP-style dispatch inside every EP group co-located with the first: each rank holds
+  // `tokens` tokens, each routed to top_k of `experts` experts spread evenly over the group
+  // (balanced routing). A token goes once to every GPU of its node that holds one of its
+  // experts, and once to every other node that does (to one GPU there, which forwards over
+  // NVLink: modelled as spread over that node's group members). Expected copies follow from
+  // P(a set of e experts is hit) = 1 − (1 − e/E)^k.
+  Time ep_dispatch(double tokens, double bytes_per_copy, int experts, int top_k);
+  // Bytes that one occurrence of (d, op, bytes) put on each link, for the USE view.
+  void account(Dim d, CollOp op, double bytes, double occurrences);
+
+ private:
+  std::vector<std::vector<int>> colocated_groups(Dim d);
+
+  struct Done final : EventHandler {
+    std::vector<Time> end;
+    void on_event(Simulator& sim, uint64_t tag) override { end[tag] = sim.now(); }
+  };
+
+  Time simulate(Dim d, CollOp op, double bytes);
+
+  const Topology& topo_;
+  const CollectiveParams& params_;
+  const Geometry& G_;
+  uint64_t seed_;
+  int rpd_;
+  std::map<std::tuple<int, int, int64_t>, Time> memo_;
+  std::map<std::tuple<int64_t, int64_t, int>, Time> ep_memo_;
+  struct WaveLink {
+    uint32_t link;
+    double bytes;
+    double saturated_s;
+  };
+  std::map<std::tuple<int, int, int64_t>, std::vector<WaveLink>> link_memo_;
+  std::vector<double> link_sat_;
+  std::map<int, std::vector<std::vector<int>>> groups_;
+  std::vector<double> link_bytes_;
+};
+
+}  // namespace fleetsim::step_internal

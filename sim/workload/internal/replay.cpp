@@ -1,0 +1,287 @@
+#include "workload/internal/replay.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fleetsim::step_internal {
+
+Engine::Engine(const Geometry& G, std::vector<Stage>& stages, std::vector<int> units, int vp, int M,
+               const std::vector<double>& speed, Time p2p_fwd, Time p2p_bwd, bool trace,
+               const MoeLoadTable* moe)
+    : G_(G), stages_(stages), vp_(vp), M_(M), p2p_{p2p_fwd, p2p_bwd}, trace_on_(trace), moe_(moe) {
+  unit_list_ = std::move(units);
+  index_.assign(G.units, -1);
+  for (size_t i = 0; i < unit_list_.size(); ++i)
+    index_[unit_list_[i]] = static_cast<int>(i);
+  units_.resize(unit_list_.size());
+  for (size_t i = 0; i < unit_list_.size(); ++i) {
+    Unit& u = units_[i];
+    const int id = unit_list_[i];
+    u.arrivals.assign(static_cast<size_t>(2) * vp * M, -1);
+    u.slot_done.assign(stages_[G.stage_of_unit(id)].dp_slots, -1);
+    double s = 1.0;
+    for (int t = 0; t < G.tp; ++t) {
+      const size_t gpu = static_cast<size_t>(id) * G.tp + t;
+      if (gpu < speed.size()) s = std::min(s, speed[gpu]);
+    }
+    u.speed = s;
+  }
+  build_components();
+}
+
+uint64_t Engine::run(Simulator& sim) {
+  sim.reserve(units_.size() * 2 + 16);
+  for (size_t i = 0; i < units_.size(); ++i)
+    sim.schedule_at(Time::zero(), this, i);
+  return sim.run();
+}
+
+void Engine::build_components() {
+  for (Dim d : {Dim::kCp, Dim::kDp, Dim::kEdp, Dim::kEp}) {
+    auto& comp = comp_[static_cast<int>(d)];
+    comp.assign(G_.units, -1);
+    int next = 0;
+    for (int u : unit_list_) {
+      if (comp[u] >= 0) continue;
+      // BFS over units connected through groups of dimension d.
+      std::vector<int> stack{u};
+      comp[u] = next;
+      while (!stack.empty()) {
+        const int x = stack.back();
+        stack.pop_back();
+        for (int t = 0; t < G_.tp; ++t) {
+          for (int g : group_of(G_, d, x * G_.tp + t)) {
+            const int y = G_.unit_of_gpu(g);
+            if (index_[y] >= 0 && comp[y] < 0) {
+              comp[y] = next;
+              stack.push_back(y);
+            }
+          }
+        }
+      }
+      ++next;
+    }
+    comp_size_[static_cast<int>(d)].assign(next, 0);
+    for (int u : unit_list_)
+      comp_size_[static_cast<int>(d)][comp[u]]++;
+    barriers_[static_cast<int>(d)].resize(next);
+    stream_free_[static_cast<int>(d)].assign(next, 0);
+  }
+}
+
+void Engine::record(int u, const char* stream, const char* name, int64_t start, int64_t dur) {
+  if (!trace_on_ || dur <= 0) return;
+  TraceEvent e;
+  e.rank = unit_list_[u] * G_.tp;
+  e.tp = G_.tp;
+  e.stream = stream;
+  e.name = name;
+  e.start_us = static_cast<double>(start) * 1e-6;
+  e.dur_us = static_cast<double>(dur) * 1e-6;
+  trace_.push_back(std::move(e));
+}
+
+int Engine::neighbour(int unit_id, int dir, int chunk, int* peer_chunk) const {
+  // Forward activations go to virtual stage v+1, gradients to v−1.
+  const int s = G_.stage_of_unit(unit_id);
+  const int c = G_.cp_of_unit(unit_id), q = G_.dp_of_unit(unit_id);
+  int ns, nc = chunk;
+  if (dir == 0) {
+    ns = s + 1;
+    if (ns == G_.pp) {
+      ns = 0;
+      nc = chunk + 1;
+    }
+  } else {
+    ns = s - 1;
+    if (ns < 0) {
+      ns = G_.pp - 1;
+      nc = chunk - 1;
+    }
+  }
+  *peer_chunk = nc;
+  return G_.unit(c, q, ns);
+}
+
+void Engine::resume(Simulator& sim, int u, int64_t at) {
+  units_[u].blocked = 0;
+  sim.schedule_at(Time::from_ps(at), this, static_cast<uint64_t>(u));
+}
+
+void Engine::advance(Simulator& sim, int u) {
+  Unit& U = units_[u];
+  const int id = unit_list_[u];
+  const std::vector<Instr>& prog = stages_[G_.stage_of_unit(id)].prog;
+  const int64_t now = sim.now().ps();
+  while (U.pc < prog.size()) {
+    const Instr& in = prog[U.pc];
+    switch (in.op) {
+      case Op::kCompute: {
+        const double load = in.moe >= 0 ? moe_factor(u, in.moe, in.mb) : 1.0;
+        const int64_t c = static_cast<int64_t>(std::llround(in.a.ps() * load / U.speed));
+        const int64_t dur = c + in.b.ps();
+        U.t_compute += c;
+        U.t_tp += in.b.ps();
+        record(u, "compute", in.name, now, dur);
+        ++U.pc;
+        sim.schedule_at(Time::from_ps(now + dur), this, static_cast<uint64_t>(u));
+        return;
+      }
+      case Op::kOptimizer: {
+        const int64_t dur = static_cast<int64_t>(std::llround(in.a.ps() / U.speed));
+        U.t_opt += dur;
+        record(u, "compute", in.name, now, dur);
+        ++U.pc;
+        sim.schedule_at(Time::from_ps(now + dur), this, static_cast<uint64_t>(u));
+        return;
+      }
+      case Op::kSend: {
+        int pc_chunk = 0;
+        const int peer = neighbour(id, in.dir, in.chunk, &pc_chunk);
+        const int pi = index_[peer];
+        const int64_t arrive = now + in.a.ps();
+        record(u, "pp", in.name, now, in.a.ps());
+        if (pi >= 0) {
+          Unit& P = units_[pi];
+          P.arrivals[arr_index(in.dir, pc_chunk, in.mb)] = arrive;
+          if (P.blocked == 1) {
+            const Instr& w = stages_[G_.stage_of_unit(peer)].prog[P.pc];
+            if (w.op == Op::kRecv && w.dir == in.dir && w.chunk == pc_chunk && w.mb == in.mb) {
+              finish_recv(P, arrive, in.a.ps());
+              ++P.pc;
+              resume(sim, pi, std::max(arrive, P.block_start.ps()));
+            }
+          }
+        }
+        ++U.pc;
+        continue;
+      }
+      case Op::kRecv: {
+        const int64_t t = U.arrivals[arr_index(in.dir, in.chunk, in.mb)];
+        if (t < 0) {
+          U.blocked = 1;
+          U.block_start = Time::from_ps(now);
+          return;
+        }
+        ++U.pc;
+        if (t > now) {
+          U.block_start = Time::from_ps(now);
+          finish_recv(U, t, p2p_[in.dir].ps());
+          sim.schedule_at(Time::from_ps(t), this, static_cast<uint64_t>(u));
+          return;
+        }
+        continue;
+      }
+      case Op::kSync: {
+        const int d = static_cast<int>(in.dim);
+        const int c = comp_[d][id];
+        Barrier& B = barriers_[d][c];
+        B.arrived++;
+        B.max_time = std::max(B.max_time, now);
+        B.waiting.push_back(u);
+        units_[u].blocked = 2;
+        units_[u].block_start = Time::from_ps(now);
+        ++U.pc;
+        if (B.arrived == comp_size_[d][c]) {
+          const int64_t dur = in.moe >= 0 && !moe_->empty()
+                                  ? static_cast<int64_t>(
+                                        std::llround(static_cast<double>(in.a.ps()) *
+                                                     static_cast<double>(moe_->a2a(in.moe, in.mb))))
+                                  : in.a.ps();
+          const int64_t end = B.max_time + dur;
+          for (int w : B.waiting) {
+            Unit& W = units_[w];
+            const int64_t waited = end - W.block_start.ps();
+            if (in.dim == Dim::kEp)
+              W.t_ep += waited;
+            else
+              W.t_cp += waited;
+            record(w, "compute", in.name, B.max_time, dur);
+            resume(sim, w, end);
+          }
+          B = Barrier{};
+        }
+        return;
+      }
+      case Op::kLaunch: {
+        const int d = static_cast<int>(in.dim);
+        const int c = comp_[d][id];
+        auto& pend = launches_[d][c];
+        auto& L = pend[in.slot];
+        L.arrived++;
+        L.max_time = std::max(L.max_time, now);
+        if (L.arrived == comp_size_[d][c]) {
+          int64_t& free = stream_free_[d][c];
+          const int64_t start = std::max(free, L.max_time);
+          const int64_t end = start + in.a.ps();
+          free = end;
+          // Every member learns the completion time; wake members waiting for it.
+          for (int x : members(d, c)) {
+            Unit& X = units_[x];
+            X.slot_done[in.slot] = end;
+            record(x, "dp", in.name, start, in.a.ps());
+            if (X.blocked == 3) {
+              const Instr& w = stages_[G_.stage_of_unit(unit_list_[x])].prog[X.pc];
+              if (w.op == Op::kWait && w.slot == in.slot) {
+                X.t_dp += std::max<int64_t>(0, end - X.block_start.ps());
+                ++X.pc;
+                resume(sim, x, std::max(end, X.block_start.ps()));
+              }
+            }
+          }
+          pend.erase(in.slot);
+        }
+        ++U.pc;
+        continue;
+      }
+      case Op::kWait: {
+        const int64_t t = U.slot_done[in.slot];
+        if (t < 0) {
+          U.blocked = 3;
+          U.block_start = Time::from_ps(now);
+          return;
+        }
+        ++U.pc;
+        if (t > now) {
+          U.t_dp += t - now;
+          sim.schedule_at(Time::from_ps(t), this, static_cast<uint64_t>(u));
+          return;
+        }
+        continue;
+      }
+    }
+  }
+  U.end = now;
+}
+
+void Engine::finish_recv(Unit& U, int64_t arrive, int64_t transfer) {
+  const int64_t waited = std::max<int64_t>(0, arrive - U.block_start.ps());
+  const int64_t pp_part = std::min(waited, transfer);
+  U.t_pp += pp_part;
+  U.t_bubble += waited - pp_part;
+}
+
+const std::vector<int>& Engine::members(int d, int c) {
+  auto key = std::make_pair(d, c);
+  auto it = members_.find(key);
+  if (it != members_.end()) return it->second;
+  std::vector<int> m;
+  for (size_t i = 0; i < unit_list_.size(); ++i)
+    if (comp_[d][unit_list_[i]] == c) m.push_back(static_cast<int>(i));
+  return members_.emplace(key, std::move(m)).first->second;
+}
+
+double Engine::moe_factor(int u, int layer, int mb) const {
+  if (moe_->empty()) return 1.0;
+  const int id = unit_list_[u];
+  const int per_stage = G_.tp * G_.cp * G_.dp;
+  double f = 0;
+  for (int t = 0; t < G_.tp; ++t) {
+    const int r = (id * G_.tp + t) % per_stage;
+    const int q = (r / G_.etp) % G_.ep;
+    f = std::max(f, static_cast<double>(moe_->rank(layer, mb, q)));
+  }
+  return f;
+}
+
+}  // namespace fleetsim::step_internal

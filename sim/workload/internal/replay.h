@@ -1,0 +1,93 @@
+// The replay engine of the step simulator: runs every TP unit's stage program as events.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/simulator.h"
+#include "workload/internal/placement.h"
+#include "workload/internal/program.h"
+#include "workload/step.h"
+
+namespace fleetsim::step_internal {
+
+// ---------------------------------------------------------------------------------------------
+// The replay engine
+
+class Engine final : public EventHandler {
+ public:
+  struct Unit {
+    size_t pc = 0;
+    double speed = 1.0;
+    Time block_start;
+    int blocked = 0;  // 0 running; 1 recv; 2 sync; 3 wait
+    // accounting (ps)
+    int64_t t_compute = 0, t_tp = 0, t_cp = 0, t_ep = 0, t_pp = 0, t_bubble = 0, t_dp = 0,
+            t_opt = 0, end = 0;
+    std::vector<int64_t> arrivals;  // [dir][chunk][mb] arrival time, -1 unknown
+    std::vector<int64_t> slot_done;
+  };
+
+  struct Barrier {
+    int arrived = 0;
+    int64_t max_time = 0;
+    std::vector<int> waiting;
+  };
+
+  Engine(const Geometry& G, std::vector<Stage>& stages, std::vector<int> units, int vp, int M,
+         const std::vector<double>& speed, Time p2p_fwd, Time p2p_bwd, bool trace,
+         const MoeLoadTable* moe);
+
+  uint64_t run(Simulator& sim);
+
+  void on_event(Simulator& sim, uint64_t tag) override { advance(sim, static_cast<int>(tag)); }
+
+  const std::vector<Unit>& units() const { return units_; }
+  const std::vector<int>& unit_ids() const { return unit_list_; }
+  std::vector<TraceEvent>& trace() { return trace_; }
+
+ private:
+  size_t arr_index(int dir, int chunk, int mb) const {
+    return (static_cast<size_t>(dir) * vp_ + chunk) * M_ + mb;
+  }
+
+  // Components: units that take part in the same group of a dimension synchronise together.
+  void build_components();
+
+  void record(int u, const char* stream, const char* name, int64_t start, int64_t dur);
+
+  int neighbour(int unit_id, int dir, int chunk, int* peer_chunk) const;
+
+  void resume(Simulator& sim, int u, int64_t at);
+
+  void advance(Simulator& sim, int u);
+
+  void finish_recv(Unit& U, int64_t arrive, int64_t transfer);
+
+  const std::vector<int>& members(int d, int c);
+
+  // The MoE load of unit u (its TP ranks run in lockstep: the most loaded of their EP ranks).
+  double moe_factor(int u, int layer, int mb) const;
+
+  const Geometry& G_;
+  std::vector<Stage>& stages_;
+  int vp_, M_;
+  Time p2p_[2];
+  bool trace_on_;
+  std::vector<int> unit_list_;
+  std::vector<int> index_;
+  std::vector<Unit> units_;
+  std::vector<int> comp_[6];
+  std::vector<int> comp_size_[6];
+  std::vector<Barrier> barriers_[6];
+  std::vector<int64_t> stream_free_[6];
+  std::unordered_map<int, std::unordered_map<int, Barrier>> launches_[6];
+  std::map<std::pair<int, int>, std::vector<int>> members_;
+  std::vector<TraceEvent> trace_;
+  const MoeLoadTable* moe_;
+};
+
+}  // namespace fleetsim::step_internal

@@ -1,0 +1,87 @@
+// Validation of a parallel configuration against the model and the cluster (workload/step.h).
+#include <string>
+
+#include "core/error.h"
+#include "workload/step.h"
+
+namespace fleetsim {
+
+// ---------------------------------------------------------------------------------------------
+// Configuration checks
+
+void check_parallel_config(const ModelSpec& m, const ParallelConfig& p, int world_gpus,
+                           int gpus_per_domain, const std::string& file, const std::string& ptr) {
+  auto fail = [&](const std::string& key, const std::string& msg) {
+    throw InputError(file, ptr + key, msg);
+  };
+  const std::string par = "/parallelism";
+  if (p.tp < 1 || p.pp < 1 || p.cp < 1 || p.vp < 1 || p.ep < 1 || p.etp < 1)
+    fail(par, "every parallel degree must be >= 1");
+  const int64_t denom = int64_t{p.tp} * p.cp * p.pp;
+  if (world_gpus % denom != 0) {
+    fail(par, "tp·cp·pp = " + std::to_string(denom) + " must divide the " +
+                  std::to_string(world_gpus) + " GPUs of the cluster");
+  }
+  if (p.dp * denom != world_gpus) {
+    fail(par + "/dp", "dp = " + std::to_string(p.dp) +
+                          " but world / (tp·cp·pp) = " + std::to_string(world_gpus / denom));
+  }
+  const int heads = m.attention.heads;
+  if (heads % p.tp != 0)
+    fail(par + "/tp", "tp = " + std::to_string(p.tp) + " must divide the model's " +
+                          std::to_string(heads) + " attention heads");
+  if (m.attention.kind == AttentionKind::kGqa && m.attention.kv_heads % p.tp != 0 &&
+      p.tp % m.attention.kv_heads != 0) {
+    fail(par + "/tp", "tp = " + std::to_string(p.tp) + " and the model's " +
+                          std::to_string(m.attention.kv_heads) +
+                          " KV heads must divide one another");
+  }
+  if (p.tp > gpus_per_domain) {
+    fail(par + "/tp", "tp = " + std::to_string(p.tp) + " exceeds the " +
+                          std::to_string(gpus_per_domain) +
+                          " GPUs of one NVLink domain; TP across the fabric is not modelled");
+  }
+  const int vstages = p.pp * p.vp;
+  // The embedding and the loss may each take a virtual stage of their own (Megatron's
+  // pipeline layouts), so pp·vp may exceed the decoder layers by two.
+  if (m.layers + 2 < vstages) {
+    fail(par + "/pp", "pp·vp = " + std::to_string(vstages) + " exceeds the model's " +
+                          std::to_string(m.layers) + " layers + embedding + loss");
+  }
+  if (p.vp > 1 && p.pp == 1) fail(par + "/vp", "vp > 1 needs pp > 1 (interleaved schedule)");
+  if (p.seq_len < 1) fail("/batch/seq_len", "expected a sequence length >= 1");
+  if (p.seq_len % p.cp != 0)
+    fail(par + "/cp",
+         "cp = " + std::to_string(p.cp) + " must divide seq_len " + std::to_string(p.seq_len));
+  if (p.cp > 1 && p.seq_len % (2 * p.cp) != 0)
+    fail(par + "/cp", "ring attention with load balancing needs seq_len divisible by 2·cp");
+  if (p.micro_batch < 1) fail("/batch/micro", "expected a micro-batch size >= 1");
+  if (p.global_batch < 1) fail("/batch/global", "expected a global batch size >= 1");
+  if (p.global_batch % (int64_t{p.micro_batch} * p.dp) != 0) {
+    fail("/batch/global", "global batch " + std::to_string(p.global_batch) +
+                              " must be a multiple of micro_batch·dp = " +
+                              std::to_string(int64_t{p.micro_batch} * p.dp));
+  }
+  const int mbs = p.micro_batches();
+  if (p.vp > 1 && mbs % p.pp != 0) {
+    fail("/batch/global", "the interleaved schedule needs the number of micro-batches (" +
+                              std::to_string(mbs) +
+                              ") to be a multiple of pp = " + std::to_string(p.pp));
+  }
+  if (is_moe(m)) {
+    const int64_t stage_ranks = int64_t{p.tp} * p.cp * p.dp;
+    if (stage_ranks % (int64_t{p.ep} * p.etp) != 0) {
+      fail(par + "/ep", "ep·etp = " + std::to_string(p.ep * p.etp) +
+                            " must divide tp·cp·dp = " + std::to_string(stage_ranks));
+    }
+    if (m.moe.experts % p.ep != 0)
+      fail(par + "/ep", "ep = " + std::to_string(p.ep) + " must divide the model's " +
+                            std::to_string(m.moe.experts) + " experts");
+  } else if (p.ep > 1) {
+    fail(par + "/ep", "ep > 1 needs a mixture-of-experts model");
+  }
+  if (p.fsdp && p.pp > 1)
+    fail(par + "/fsdp", "FSDP with pipeline parallelism is not modelled (use pp = 1)");
+}
+
+}  // namespace fleetsim
