@@ -132,7 +132,7 @@ std::string memory_json(const MemoryBreakdown& m) {
 }
 
 namespace {
-// The "run" object: run-level Monte Carlo summary (README "Failures and checkpoints").
+// The "run" object: run-level Monte Carlo summary (docs/reports.md, "The run object").
 ojson run_obj(const Scenario& s, const RunOutcome& o) {
   const RunSpec& spec = *s.run;
   const RunSummary& m = o.summary;

@@ -1,6 +1,6 @@
 // Writers for report.json and the JSON form of `fleetsim validate`. Keys are stable and
-// documented in README.md; numbers are printed with fixed precision so the same input and seed
-// give byte-identical files.
+// documented in docs/reports.md; numbers are printed with fixed precision so the same input and
+// seed give byte-identical files.
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
 // JSON Lines / CSV / manifest writers and readers of sweep results (sweep/sweep.h). Columns are
-// stable and documented in README.md ("Sweeps"): point, key, status, one column per axis
+// stable and documented in docs/sweeps.md ("Results"): point, key, status, one column per axis
 // (named by its JSON pointer), the metrics of kSweepMetricColumns, error. Numbers are printed
 // in the shortest form that reads back to the same double, so files are byte-identical for the
 // same sweep.
