@@ -333,36 +333,34 @@ std::string page(const std::string& title, const std::string& body) {
 
 namespace fleetsim {
 
-std::string plan_html(const PlanResult& r) {
-  using namespace html;
-  std::string body = "<h1>Capacity plan: " + escape(r.name) + "</h1>\n";
-  auto rec = [&](const char* what, int idx) {
-    body += "<p><b>" + std::string(what) + ":</b> ";
-    if (idx < 0) {
-      body += "none of the candidates qualifies.</p>\n";
-      return;
-    }
-    const auto& c = r.candidates[idx];
-    char buf[256];
-    std::snprintf(buf, sizeof buf, "%d × %s (%d GPUs, %s), %d days, %s", c.count, c.system.c_str(),
-                  c.gpus, c.parallelism.c_str(), c.days, format_usd(c.cost_usd).c_str());
-    body += escape(buf) + "</p>\n";
-  };
-  rec("Cheapest meeting the deadline", r.cheapest);
-  rec("Fastest within the budget", r.fastest);
+namespace {
+
+using namespace html;
+
+std::string candidate_label(const CandidateResult& c) {
+  return c.system + " ×" + std::to_string(c.count) + " " + c.parallelism;
+}
+
+// "<what>: 512 × p6-b200.48xlarge (4096 GPUs, tp8 pp8 vp8), 109 days, $155.0M", or "none".
+std::string recommendation_html(const PlanResult& r, const char* what, int idx) {
+  std::string out = "<p><b>" + std::string(what) + ":</b> ";
+  if (idx < 0) return out + "none of the candidates qualifies.</p>\n";
+  const auto& c = r.candidates[idx];
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%d × %s (%d GPUs, %s), %d days, %s", c.count, c.system.c_str(),
+                c.gpus, c.parallelism.c_str(), c.days, format_usd(c.cost_usd).c_str());
+  return out + escape(buf) + "</p>\n";
+}
+
+// Cost against days reserved (feasible candidates) and the time-to-train CDFs.
+std::string cost_and_time_to_train_html(const PlanResult& r) {
   std::vector<Series> cost, ttt;
-  std::vector<std::string> rows;
-  std::vector<std::vector<double>> bars;
   for (const auto& c : r.candidates) {
-    const std::string label = c.system + " ×" + std::to_string(c.count) + " " + c.parallelism;
+    const std::string label = candidate_label(c);
     if (c.status == CandidateStatus::kOk) {
       cost.push_back({label, {static_cast<double>(c.days)}, {c.cost_usd}});
     }
     if (!c.finish_days.empty()) ttt.push_back({label, c.finish_days, {}});
-    if (c.status != CandidateStatus::kInvalid) {
-      rows.push_back(label);
-      bars.push_back({c.compute_s, c.exposed_comm_s, c.bubble_s, c.other_s});
-    }
   }
   double max_cost = 0;
   for (const auto& se : cost)
@@ -370,14 +368,18 @@ std::string plan_html(const PlanResult& r) {
   const bool millions = max_cost >= 1e6;
   for (auto& se : cost)
     se.y[0] /= millions ? 1e6 : 1e3;
-  body +=
+  std::string body =
       "<h2>Cost vs days reserved</h2>\n" +
       scatter_svg("Cost vs days (P" + std::to_string(static_cast<int>(r.confidence * 100)) + ")",
                   "days reserved", millions ? "cost (million USD)" : "cost (thousand USD)", cost);
   body += "<h2>Time-to-train distribution</h2>\n" +
           cdf_svg("Time to train (final checkpoint included)", "days", ttt);
-  // Scaling: aggregate throughput against GPUs, one line per (type, parallelism), over the
-  // candidates that fit in memory.
+  return body;
+}
+
+// Scaling: aggregate throughput against GPUs, one line per (type, parallelism), over the
+// candidates that fit in memory.
+std::string scaling_html(const PlanResult& r) {
   std::vector<Series> scaling;
   for (const auto& c : r.candidates) {
     if (c.status != CandidateStatus::kOk && c.status != CandidateStatus::kDoesNotFinish) continue;
@@ -398,12 +400,27 @@ std::string plan_html(const PlanResult& r) {
       sorted.x.push_back(se.x[i]), sorted.y.push_back(se.y[i]);
     se = sorted;
   }
-  body += "<h2>Throughput vs instance count</h2>\n" +
-          line_svg("Healthy throughput (candidates that fit in memory)", "GPUs", "million tokens/s",
-                   scaling, {}, false, /*y_from_zero=*/true);
-  body += "<h2>Step-time breakdown</h2>\n" +
-          stacked_bars_svg("Step time", rows, {"compute", "exposed comm", "bubble", "other"}, bars);
-  // ETTR vs checkpoint interval: the recommendations first, then other feasible candidates.
+  return "<h2>Throughput vs instance count</h2>\n" +
+         line_svg("Healthy throughput (candidates that fit in memory)", "GPUs", "million tokens/s",
+                  scaling, {}, false, /*y_from_zero=*/true);
+}
+
+// Step-time breakdown bars of every candidate that was simulated.
+std::string breakdown_html(const PlanResult& r) {
+  std::vector<std::string> rows;
+  std::vector<std::vector<double>> bars;
+  for (const auto& c : r.candidates) {
+    if (c.status != CandidateStatus::kInvalid) {
+      rows.push_back(candidate_label(c));
+      bars.push_back({c.compute_s, c.exposed_comm_s, c.bubble_s, c.other_s});
+    }
+  }
+  return "<h2>Step-time breakdown</h2>\n" +
+         stacked_bars_svg("Step time", rows, {"compute", "exposed comm", "bubble", "other"}, bars);
+}
+
+// ETTR vs checkpoint interval: the recommendations first, then other feasible candidates.
+std::string ettr_html(const PlanResult& r) {
   std::vector<int> order;
   for (int idx : {r.cheapest, r.fastest})
     if (idx >= 0 && std::find(order.begin(), order.end(), idx) == order.end()) order.push_back(idx);
@@ -411,36 +428,51 @@ std::string plan_html(const PlanResult& r) {
     if (!r.candidates[i].ettr_curve.points.empty() &&
         std::find(order.begin(), order.end(), static_cast<int>(i)) == order.end())
       order.push_back(static_cast<int>(i));
+  if (order.empty()) return "";
   std::vector<Series> ettr;
   std::vector<Mark> marks;
   for (int idx : order) {
     const auto& c = r.candidates[idx];
-    Series se{c.system + " ×" + std::to_string(c.count) + " " + c.parallelism, {}, {}};
+    Series se{candidate_label(c), {}, {}};
     for (const auto& pt : c.ettr_curve.points)
       se.x.push_back(pt.interval_s / 60), se.y.push_back(pt.ettr_mean);
     ettr.push_back(se);
   }
-  if (!order.empty()) {
-    const auto& c = r.candidates[order.front()];
-    if (c.ettr_curve.auto_s > 0)
-      marks.push_back({"auto (Daly) #" + std::to_string(order.front()), c.ettr_curve.auto_s / 60});
-    if (c.ettr_curve.configured_s > 0)
-      marks.push_back({"plan's interval", c.ettr_curve.configured_s / 60});
-    body += "<h2>ETTR vs checkpoint interval</h2>\n" + line_svg("Mean ETTR vs checkpoint interval",
-                                                                "checkpoint interval (minutes)",
-                                                                "ETTR", ettr, marks, true);
-  }
-  // MoE load of the recommended (else the first simulated) candidate.
+  const auto& c = r.candidates[order.front()];
+  if (c.ettr_curve.auto_s > 0)
+    marks.push_back({"auto (Daly) #" + std::to_string(order.front()), c.ettr_curve.auto_s / 60});
+  if (c.ettr_curve.configured_s > 0)
+    marks.push_back({"plan's interval", c.ettr_curve.configured_s / 60});
+  return "<h2>ETTR vs checkpoint interval</h2>\n" + line_svg("Mean ETTR vs checkpoint interval",
+                                                             "checkpoint interval (minutes)",
+                                                             "ETTR", ettr, marks, true);
+}
+
+// MoE load of the recommended (else the first simulated) candidate.
+std::string moe_html(const PlanResult& r) {
   int moe_idx = r.cheapest >= 0 && !r.candidates[r.cheapest].moe_heatmap.empty() ? r.cheapest : -1;
   for (size_t i = 0; i < r.candidates.size() && moe_idx < 0; ++i)
     if (!r.candidates[i].moe_heatmap.empty()) moe_idx = static_cast<int>(i);
-  if (moe_idx >= 0) {
-    const auto& c = r.candidates[moe_idx];
-    body += "<h2>MoE load</h2>\n" +
-            heatmap_svg("Tokens per EP rank per micro-batch: " + c.system + " ×" +
-                            std::to_string(c.count) + " " + c.parallelism,
-                        "EP rank", "MoE layer", c.moe_heatmap);
-  }
+  if (moe_idx < 0) return "";
+  const auto& c = r.candidates[moe_idx];
+  return "<h2>MoE load</h2>\n" +
+         heatmap_svg("Tokens per EP rank per micro-batch: " + c.system + " ×" +
+                         std::to_string(c.count) + " " + c.parallelism,
+                     "EP rank", "MoE layer", c.moe_heatmap);
+}
+
+}  // namespace
+
+std::string plan_html(const PlanResult& r) {
+  using namespace html;
+  std::string body = "<h1>Capacity plan: " + escape(r.name) + "</h1>\n";
+  body += recommendation_html(r, "Cheapest meeting the deadline", r.cheapest);
+  body += recommendation_html(r, "Fastest within the budget", r.fastest);
+  body += cost_and_time_to_train_html(r);
+  body += scaling_html(r);
+  body += breakdown_html(r);
+  body += ettr_html(r);
+  body += moe_html(r);
   body += "<h2>Candidates</h2>\n<pre>" + escape(plan_table(r)) + "</pre>\n";
   return page("fleetsim plan: " + r.name, body);
 }
