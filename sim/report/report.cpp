@@ -192,10 +192,97 @@ ojson run_obj(const Scenario& s, const RunOutcome& o) {
 }
 }  // namespace
 
+namespace {
+
+// The "workload" object of a training report: the model and the configuration simulated.
+ojson workload_obj(const TrainingWorkload& w, const StepResult& r) {
+  const ParallelConfig& p = w.par;
+  return {{"type", "training"},
+          {"model", w.model.name},
+          {"model_ref", w.model_ref},
+          {"parameters", total_params(w.model)},
+          {"active_parameters", active_params(w.model)},
+          {"tp", p.tp},
+          {"pp", p.pp},
+          {"cp", p.cp},
+          {"dp", p.dp},
+          {"vp", p.vp},
+          {"ep", p.ep},
+          {"etp", p.etp},
+          {"sequence_parallel", p.sequence_parallel},
+          {"distributed_optimizer", p.distributed_optimizer},
+          {"fsdp", p.fsdp},
+          {"global_batch", p.global_batch},
+          {"micro_batch", p.micro_batch},
+          {"seq_len", p.seq_len},
+          {"micro_batches", r.micro_batches},
+          {"schedule", to_string(p.schedule())},
+          {"recompute", to_string(p.recompute)},
+          {"precision", to_string(p.precision)}};
+}
+
+// The "use" object: GPU busy fractions and the most used links (the USE view).
+ojson use_obj(const StepResult& r) {
+  ojson links = ojson::array();
+  for (const auto& l : r.top_links)
+    links.push_back({{"link", l.name},
+                     {"utilization", fixed(l.utilization, 4)},
+                     {"saturation", fixed(l.saturation, 4)},
+                     {"bytes", fixed(l.bytes, 0)}});
+  return {{"gpu_busy_fraction", fixed(r.gpu_busy_fraction, 4)},
+          {"gpu_busy_fraction_min", fixed(r.gpu_busy_min, 4)},
+          {"gpu_busy_fraction_mean", fixed(r.gpu_busy_mean, 4)},
+          {"gpu_busy_fraction_max", fixed(r.gpu_busy_max, 4)},
+          {"gpu_useful_tflops_when_busy", fixed(r.gpu_useful_tflops, 2)},
+          {"top_links", links}};
+}
+
+// The "moe" object: routing model, load statistics, slowdown against balanced routing.
+ojson moe_obj(const MoeOutcome& moe) {
+  const MoeSummary& x = moe.summary;
+  ojson per_layer = ojson::array();
+  for (size_t l = 0; l < x.expert_max_over_mean.size(); ++l)
+    per_layer.push_back({{"expert_max_over_mean", fixed(x.expert_max_over_mean[l], 4)},
+                         {"rank_max_over_mean", fixed(x.rank_max_over_mean[l], 4)}});
+  ojson heat = ojson::array();
+  for (const auto& row : x.heatmap) {
+    ojson rr = ojson::array();
+    for (double v : row)
+      rr.push_back(fixed(v, 1));
+    heat.push_back(rr);
+  }
+  ojson ranks = ojson::array();
+  for (double v : x.rank_tokens)
+    ranks.push_back(fixed(v, 1));
+  ojson traj = ojson::array();
+  for (double v : x.bias_trajectory)
+    traj.push_back(fixed(v, 4));
+  return {{"routing", to_string(moe.spec.kind)},
+          {"alpha", moe.spec.alpha},
+          {"s", moe.spec.s},
+          {"placement", to_string(moe.spec.placement)},
+          {"redundant_experts", moe.spec.redundant_experts},
+          {"capacity_factor", moe.spec.capacity_factor},
+          {"expert_max_over_mean", fixed(x.expert_max_over_mean_avg, 4)},
+          {"maxvio", fixed(x.maxvio, 4)},
+          {"rank_max_over_mean", fixed(x.rank_max_over_mean_avg, 4)},
+          {"rank_max_over_mean_worst", fixed(x.rank_max_over_mean_worst, 4)},
+          {"dropped_fraction", fixed(x.dropped_fraction, 6)},
+          {"balanced_step_time_s", fixed(moe.balanced_step_s, 6)},
+          {"slowdown_pct", fixed(moe.slowdown_pct, 3)},
+          {"all_to_all_share", fixed(moe.all_to_all_share, 4)},
+          {"eplb_extra_gib", fixed(moe.eplb_extra_bytes / (1024.0 * 1024 * 1024), 4)},
+          {"rank_tokens", ranks},
+          {"per_layer", per_layer},
+          {"heatmap_layer_by_rank", heat},
+          {"bias_trajectory", traj}};
+}
+
+}  // namespace
+
 std::string training_report_json(const Scenario& s, const Topology& topo, const StepResult& r,
                                  const MoeOutcome* moe, const RunOutcome* run) {
   const TrainingWorkload& w = *s.training;
-  const ParallelConfig& p = w.par;
   ojson j;
   j["fleetsim_report_version"] = 1;
   j["scenario"] = {{"name", s.name}, {"file", s.file}, {"seed", s.seed}};
@@ -207,28 +294,7 @@ std::string training_report_json(const Scenario& s, const Topology& topo, const 
                   {"gpus_used", w.gpus},
                   {"nvlink_domains", topo.domains()},
                   {"gpus_per_domain", topo.gpus_per_domain()}};
-  j["workload"] = {{"type", "training"},
-                   {"model", w.model.name},
-                   {"model_ref", w.model_ref},
-                   {"parameters", total_params(w.model)},
-                   {"active_parameters", active_params(w.model)},
-                   {"tp", p.tp},
-                   {"pp", p.pp},
-                   {"cp", p.cp},
-                   {"dp", p.dp},
-                   {"vp", p.vp},
-                   {"ep", p.ep},
-                   {"etp", p.etp},
-                   {"sequence_parallel", p.sequence_parallel},
-                   {"distributed_optimizer", p.distributed_optimizer},
-                   {"fsdp", p.fsdp},
-                   {"global_batch", p.global_batch},
-                   {"micro_batch", p.micro_batch},
-                   {"seq_len", p.seq_len},
-                   {"micro_batches", r.micro_batches},
-                   {"schedule", to_string(p.schedule())},
-                   {"recompute", to_string(p.recompute)},
-                   {"precision", to_string(p.precision)}};
+  j["workload"] = workload_obj(w, r);
   j["simulation"] = {
       {"mode", r.mode}, {"units_simulated", r.units_simulated}, {"events", r.events}};
   j["step_time_s"] = fixed(r.step_time_s, 6);
@@ -248,57 +314,8 @@ std::string training_report_json(const Scenario& s, const Topology& topo, const 
     coll[k] = fixed(v, 6);
   j["collective_time_s"] = coll;
   j["memory"] = memory_obj(r.memory);
-  ojson links = ojson::array();
-  for (const auto& l : r.top_links)
-    links.push_back({{"link", l.name},
-                     {"utilization", fixed(l.utilization, 4)},
-                     {"saturation", fixed(l.saturation, 4)},
-                     {"bytes", fixed(l.bytes, 0)}});
-  j["use"] = {{"gpu_busy_fraction", fixed(r.gpu_busy_fraction, 4)},
-              {"gpu_busy_fraction_min", fixed(r.gpu_busy_min, 4)},
-              {"gpu_busy_fraction_mean", fixed(r.gpu_busy_mean, 4)},
-              {"gpu_busy_fraction_max", fixed(r.gpu_busy_max, 4)},
-              {"gpu_useful_tflops_when_busy", fixed(r.gpu_useful_tflops, 2)},
-              {"top_links", links}};
-  if (moe != nullptr) {
-    const MoeSummary& x = moe->summary;
-    ojson per_layer = ojson::array();
-    for (size_t l = 0; l < x.expert_max_over_mean.size(); ++l)
-      per_layer.push_back({{"expert_max_over_mean", fixed(x.expert_max_over_mean[l], 4)},
-                           {"rank_max_over_mean", fixed(x.rank_max_over_mean[l], 4)}});
-    ojson heat = ojson::array();
-    for (const auto& row : x.heatmap) {
-      ojson rr = ojson::array();
-      for (double v : row)
-        rr.push_back(fixed(v, 1));
-      heat.push_back(rr);
-    }
-    ojson ranks = ojson::array();
-    for (double v : x.rank_tokens)
-      ranks.push_back(fixed(v, 1));
-    ojson traj = ojson::array();
-    for (double v : x.bias_trajectory)
-      traj.push_back(fixed(v, 4));
-    j["moe"] = {{"routing", to_string(moe->spec.kind)},
-                {"alpha", moe->spec.alpha},
-                {"s", moe->spec.s},
-                {"placement", to_string(moe->spec.placement)},
-                {"redundant_experts", moe->spec.redundant_experts},
-                {"capacity_factor", moe->spec.capacity_factor},
-                {"expert_max_over_mean", fixed(x.expert_max_over_mean_avg, 4)},
-                {"maxvio", fixed(x.maxvio, 4)},
-                {"rank_max_over_mean", fixed(x.rank_max_over_mean_avg, 4)},
-                {"rank_max_over_mean_worst", fixed(x.rank_max_over_mean_worst, 4)},
-                {"dropped_fraction", fixed(x.dropped_fraction, 6)},
-                {"balanced_step_time_s", fixed(moe->balanced_step_s, 6)},
-                {"slowdown_pct", fixed(moe->slowdown_pct, 3)},
-                {"all_to_all_share", fixed(moe->all_to_all_share, 4)},
-                {"eplb_extra_gib", fixed(moe->eplb_extra_bytes / (1024.0 * 1024 * 1024), 4)},
-                {"rank_tokens", ranks},
-                {"per_layer", per_layer},
-                {"heatmap_layer_by_rank", heat},
-                {"bias_trajectory", traj}};
-  }
+  j["use"] = use_obj(r);
+  if (moe != nullptr) j["moe"] = moe_obj(*moe);
   if (run != nullptr && s.run) j["run"] = run_obj(s, *run);
   j["compute_sources"] = r.compute_sources;
   j["warnings"] = r.warnings;
