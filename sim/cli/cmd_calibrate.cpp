@@ -10,7 +10,10 @@
 namespace fleetsim {
 
 // Checks a fleetsim-calibrate file and adds it to a calibration set (calibration/README.md).
-int cmd_calibrate_import(const std::string& file, std::string set, const std::string& sets_dir) {
+int cmd_calibrate_import(const CalibrateImportCli& o) {
+  const std::string& file = o.file;
+  const std::string& sets_dir = o.sets_dir;
+  std::string set = o.set;
   const CalibrationFile f = read_calibration_file(file);
   if (set.empty()) set = f.gpu + "-" + f.header.at("date").substr(0, 10);
   const bool is_path = set.find('/') != std::string::npos;

@@ -8,14 +8,15 @@
 
 namespace fleetsim {
 
-int cmd_memory(const std::string& path, int max_gpus, bool as_json) {
+int cmd_memory(const MemoryCli& o) {
   LoadOptions opt;
-  opt.max_gpus = max_gpus;
-  opt.max_passes = work_limits.max_passes;
-  const Scenario s = load_scenario(path, opt);
-  if (!s.training) throw InputError(path, "/workload/type", "memory needs a training workload");
+  opt.max_gpus = o.max_gpus;
+  opt.max_passes = o.max_passes;
+  const Scenario s = load_scenario(o.scenario, opt);
+  if (!s.training)
+    throw InputError(o.scenario, "/workload/type", "memory needs a training workload");
   const MemoryBreakdown m = estimate_scenario_memory(s);
-  if (as_json) {
+  if (o.json) {
     std::fputs(memory_json(m).c_str(), stdout);
   } else {
     print_memory(m);

@@ -14,8 +14,6 @@
 
 namespace fleetsim {
 
-WorkLimits work_limits;
-
 namespace {
 
 // Monte Carlo replicas per point of the HTML report's ETTR-vs-interval curve (at most the run's).
@@ -104,29 +102,29 @@ int cmd_run_training(const Scenario& s, const StudyCluster& cluster, const std::
 
 // A Chrome trace holds about 3 events per forward/backward pass (kernels and communication
 // slices merged per pass); refused before simulating when it would exceed the limit.
-void check_trace_size(const Scenario& s, const std::string& trace_path) {
+void check_trace_size(const Scenario& s, const std::string& trace_path, const WorkLimits& limits) {
   if (trace_path.empty() || !s.training) return;
   const int64_t events = estimated_step_passes(*s.training) * 3;
-  if (events > work_limits.max_trace_events) {
+  if (events > limits.max_trace_events) {
     throw InputError(s.file, "/workload/batch",
                      "--trace would write about " + std::to_string(events) +
                          " trace events (about " + std::to_string(events * 90 / 1000000) +
-                         " MB); the limit is " + std::to_string(work_limits.max_trace_events) +
+                         " MB); the limit is " + std::to_string(limits.max_trace_events) +
                          " (raise it with --max-trace-events)");
   }
 }
 
 }  // namespace
 
-int cmd_run(const std::string& path, std::string out_dir, std::optional<uint64_t> seed,
-            int max_gpus, const RunOutputs& outputs) {
-  const std::string& trace_path = outputs.trace_path;
+int cmd_run(const RunCli& o) {
+  const RunOutputs& outputs = o.outputs;
   LoadOptions opt;
-  opt.max_gpus = max_gpus;
-  opt.max_passes = work_limits.max_passes;
-  Scenario s = load_scenario(path, opt);
-  check_trace_size(s, trace_path);
-  if (seed) s.seed = *seed;
+  opt.max_gpus = o.max_gpus;
+  opt.max_passes = o.limits.max_passes;
+  Scenario s = load_scenario(o.scenario, opt);
+  check_trace_size(s, outputs.trace_path, o.limits);
+  if (o.seed) s.seed = *o.seed;
+  std::string out_dir = o.out_dir;
   const StudyCluster cluster = load_study_cluster(s, opt.data_dir);
   const Topology& topo = cluster.topo;
   if (out_dir.empty()) out_dir = "out/" + s.name;

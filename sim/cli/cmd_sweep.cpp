@@ -63,9 +63,10 @@ int cmd_sweep(const SweepCli& o, const char* argv0) {
   return 0;
 }
 
-int cmd_merge(const std::string& out, const std::vector<std::string>& inputs) {
+int cmd_merge(const MergeCli& o) {
+  const std::string& out = o.out;
   const SweepResultsCodec codec;
-  const MergeSummary m = merge_sweep_results(out, inputs, codec);
+  const MergeSummary m = merge_sweep_results(out, o.inputs, codec);
   std::printf("# merged %d points from %d folders into %s/results.jsonl, %s/results.csv\n",
               m.points, m.inputs, out.c_str(), out.c_str());
   return 0;

@@ -7,10 +7,10 @@
 
 namespace fleetsim {
 
-int cmd_topo(const std::string& system, int count, bool dot) {
-  const SystemSpec s = load_system(system, default_data_dir());
-  const Topology topo(s, s.fabric, count * s.unit_nodes);
-  if (dot) {
+int cmd_topo(const TopoCli& o) {
+  const SystemSpec s = load_system(o.system, default_data_dir());
+  const Topology topo(s, s.fabric, o.count * s.unit_nodes);
+  if (o.dot) {
     std::fputs(topology_to_dot(topo).c_str(), stdout);
   } else {
     std::printf("%s", topo.summary().c_str());

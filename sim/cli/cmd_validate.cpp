@@ -8,9 +8,9 @@
 
 namespace fleetsim {
 
-int cmd_validate(const std::string& reference, bool as_json, const ValidateOptions& vo) {
-  const ValidationReport rep = validate_reference(reference, default_data_dir(), vo);
-  if (as_json) {
+int cmd_validate(const ValidateCli& o) {
+  const ValidationReport rep = validate_reference(o.reference, default_data_dir(), o.options);
+  if (o.json) {
     std::fputs(validation_json(rep).c_str(), stdout);
     return 0;
   }

@@ -29,27 +29,69 @@ struct RunOutputs {
   int threads = 0;
 };
 
-// Work limits of run and memory (--max-passes, --max-trace-events); --max-gpus is passed along.
+// Work limits of run (--max-passes, --max-trace-events).
 struct WorkLimits {
   int64_t max_passes = LoadOptions{}.max_passes;
   int64_t max_trace_events = 5'000'000;  // about 450 MB of Chrome-trace JSON
 };
-extern WorkLimits work_limits;
 
-int cmd_run(const std::string& path, std::string out_dir, std::optional<uint64_t> seed,
-            int max_gpus, const RunOutputs& outputs);
-int cmd_memory(const std::string& path, int max_gpus, bool as_json);
-int cmd_validate(const std::string& reference, bool as_json, const ValidateOptions& vo);
-int cmd_topo(const std::string& system, int count, bool dot);
-int cmd_calibrate_import(const std::string& file, std::string set, const std::string& sets_dir);
+struct RunCli {
+  std::string scenario;
+  std::string out_dir;  // "" = out/<scenario name>
+  std::optional<uint64_t> seed;
+  int max_gpus = LoadOptions{}.max_gpus;
+  WorkLimits limits;
+  RunOutputs outputs;
+};
+int cmd_run(const RunCli& o);
+
+struct MemoryCli {
+  std::string scenario;
+  int max_gpus = LoadOptions{}.max_gpus;
+  int64_t max_passes = LoadOptions{}.max_passes;
+  bool json = false;
+};
+int cmd_memory(const MemoryCli& o);
+
+struct ValidateCli {
+  std::string reference;
+  bool json = false;
+  ValidateOptions options;
+};
+int cmd_validate(const ValidateCli& o);
+
+struct TopoCli {
+  std::string system;
+  int count = 1;
+  bool dot = false;
+};
+int cmd_topo(const TopoCli& o);
+
+struct CalibrateImportCli {
+  std::string file;
+  std::string set;  // "" = <gpu>-<date of the measurement>
+  std::string sets_dir;
+};
+int cmd_calibrate_import(const CalibrateImportCli& o);
 
 struct SweepCli {
   std::string file, out, shard = "0/1", progress = "auto", emit_slurm, partition, time_limit;
-  int jobs = 1, shards = 4, max_gpus = 131072;
+  int jobs = 1, shards = 4, max_gpus = LoadOptions{}.max_gpus;
 };
+// argv0: the command's own path, for the Slurm scripts when /proc/self/exe cannot be read.
 int cmd_sweep(const SweepCli& o, const char* argv0);
-int cmd_merge(const std::string& out, const std::vector<std::string>& inputs);
 
-int cmd_plan(const std::string& path, std::string out_dir, int threads);
+struct MergeCli {
+  std::string out;
+  std::vector<std::string> inputs;
+};
+int cmd_merge(const MergeCli& o);
+
+struct PlanCli {
+  std::string file;
+  std::string out_dir;  // "" = out/plan-<name>
+  int threads = 0;      // 0 = every core
+};
+int cmd_plan(const PlanCli& o);
 
 }  // namespace fleetsim

@@ -1,106 +1,116 @@
 // The fleetsim command: run, memory, validate, topo, calibrate, sweep, merge, plan. Exit codes: 0
 // ok, 2 bad input, 1 internal error. The subcommands live in cmd_*.cpp (commands.h); this file
-// holds their options, the only place that includes CLI11.
+// holds their options, the only place that includes CLI11 (a few seconds of compile time per
+// file that does).
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <functional>
+#include <vector>
 
 #include "cli/commands.h"
 #include "core/error.h"
 
-int main(int argc, char** argv) {
-  using namespace fleetsim;
-  CLI::App app{"fleetsim: discrete-event simulator of LLM training clusters"};
-  app.set_version_flag("--version", std::string("fleetsim ") + FLEETSIM_VERSION);
-  app.require_subcommand(1);
+namespace fleetsim {
+namespace {
 
+// A registered subcommand: the (innermost) CLI11 app its options belong to and what runs it.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+Command add_run(CLI::App& app, RunCli& o) {
   auto* run = app.add_subcommand(
       "run", "Simulate a scenario file; print a summary and write DIR/report.json");
-  std::string scenario, out_dir;
-  std::optional<uint64_t> seed;
-  int max_gpus = 131072;
-  run->add_option("scenario", scenario, "Scenario JSON file")->required();
-  run->add_option("--out", out_dir, "Output folder (default out/<scenario name>)");
-  run->add_option("--seed", seed, "Override the scenario's seed");
-  run->add_option("--max-gpus", max_gpus, "Refuse clusters larger than this")
+  run->add_option("scenario", o.scenario, "Scenario JSON file")->required();
+  run->add_option("--out", o.out_dir, "Output folder (default out/<scenario name>)");
+  run->add_option("--seed", o.seed, "Override the scenario's seed");
+  run->add_option("--max-gpus", o.max_gpus, "Refuse clusters larger than this")
       ->check(CLI::PositiveNumber);
-  run->add_option("--max-passes", work_limits.max_passes,
+  run->add_option("--max-passes", o.limits.max_passes,
                   "Refuse training steps with more forward/backward passes to simulate (TP units "
                   "x micro-batches x model chunks x 2)")
       ->check(CLI::PositiveNumber);
-  run->add_option("--max-trace-events", work_limits.max_trace_events,
+  run->add_option("--max-trace-events", o.limits.max_trace_events,
                   "Refuse --trace when it would write more events than this")
       ->check(CLI::PositiveNumber);
-  RunOutputs run_out;
-  run->add_option("--trace", run_out.trace_path,
+  RunOutputs& out = o.outputs;
+  run->add_option("--trace", out.trace_path,
                   "Write a Chrome-trace JSON of the step (training scenarios; open in Perfetto)");
-  run->add_option("--events", run_out.events_path,
+  run->add_option("--events", out.events_path,
                   "Write the run-level event timeline of replica 0 as JSON lines (scenarios with "
                   "a run section)");
-  run->add_option("--timeline", run_out.timeline_path,
+  run->add_option("--timeline", out.timeline_path,
                   "Write the run-level event timeline of replica 0 as a Chrome-trace JSON (open "
                   "in Perfetto; scenarios with a run section)");
-  run->add_flag("--html", run_out.html,
+  run->add_flag("--html", out.html,
                 "Also write DIR/report.html: charts of the breakdown, memory, MoE load and, with "
                 "a run section, ETTR vs checkpoint interval (training scenarios)");
-  run->add_option("--threads", run_out.threads,
+  run->add_option("--threads", out.threads,
                   "Threads for the run-level Monte Carlo (default: every core; results do not "
                   "depend on it)")
       ->check(CLI::Range(0, 1024));
+  return {run, [&o] { return cmd_run(o); }};
+}
 
+Command add_memory(CLI::App& app, MemoryCli& o) {
   auto* mem = app.add_subcommand(
       "memory", "Print the per-GPU memory breakdown of a training scenario (no simulation)");
-  bool mem_json = false;
-  mem->add_option("scenario", scenario, "Scenario JSON file")->required();
-  mem->add_option("--max-gpus", max_gpus, "Refuse clusters larger than this")
+  mem->add_option("scenario", o.scenario, "Scenario JSON file")->required();
+  mem->add_option("--max-gpus", o.max_gpus, "Refuse clusters larger than this")
       ->check(CLI::PositiveNumber);
-  mem->add_option("--max-passes", work_limits.max_passes,
+  mem->add_option("--max-passes", o.max_passes,
                   "Refuse training steps with more forward/backward passes than this")
       ->check(CLI::PositiveNumber);
-  mem->add_flag("--json", mem_json, "Print the breakdown as JSON on stdout");
+  mem->add_flag("--json", o.json, "Print the breakdown as JSON on stdout");
+  return {mem, [&o] { return cmd_memory(o); }};
+}
 
+Command add_validate(CLI::App& app, ValidateCli& o) {
   auto* val =
       app.add_subcommand("validate", "Compare simulated with measured rows of a reference CSV");
-  std::string reference;
-  bool as_json = false;
-  val->add_option("--reference", reference,
+  val->add_option("--reference", o.reference,
                   "Reference CSV (column format of shared/reference/*.csv)")
       ->required();
-  val->add_flag("--json", as_json, "Print the comparison as JSON on stdout");
-  ValidateOptions vo;
-  val->add_option("--kernel-gap-us", vo.kernel_gap_us,
+  val->add_flag("--json", o.json, "Print the comparison as JSON on stdout");
+  val->add_option("--kernel-gap-us", o.options.kernel_gap_us,
                   "Override calibration/framework.json's kernel gap (fitting only)");
-  val->add_option("--kernel-efficiency", vo.kernel_efficiency,
+  val->add_option("--kernel-efficiency", o.options.kernel_efficiency,
                   "Override calibration/framework.json's kernel efficiency (fitting only)")
       ->check(CLI::Range(0.05, 1.0));
+  return {val, [&o] { return cmd_validate(o); }};
+}
 
+Command add_topo(CLI::App& app, TopoCli& o) {
   auto* topo = app.add_subcommand("topo", "Inspect topologies");
   topo->require_subcommand(1);
   auto* show =
       topo->add_subcommand("show", "Summarise a system's graph, or write Graphviz with --dot");
-  std::string system;
-  int count = 1;
-  bool dot = false;
-  show->add_option("system", system, "System name (topologies/NAME.json) or path")->required();
-  show->add_option("--count", count, "Number of units (instances, UltraServers, racks)")
+  show->add_option("system", o.system, "System name (topologies/NAME.json) or path")->required();
+  show->add_option("--count", o.count, "Number of units (instances, UltraServers, racks)")
       ->check(CLI::Range(1, 16384));
-  show->add_flag("--dot", dot, "Write Graphviz DOT on stdout");
+  show->add_flag("--dot", o.dot, "Write Graphviz DOT on stdout");
+  return {show, [&o] { return cmd_topo(o); }};
+}
 
+Command add_calibrate(CLI::App& app, CalibrateImportCli& o) {
   auto* cal = app.add_subcommand("calibrate", "Calibration sets measured with fleetsim-calibrate");
   cal->require_subcommand(1);
   auto* cal_import = cal->add_subcommand(
       "import", "Check a fleetsim-calibrate file and add it to a calibration set");
-  std::string cal_file, cal_set, cal_sets_dir;
-  cal_import->add_option("file", cal_file, "Calibration CSV written by fleetsim-calibrate")
+  cal_import->add_option("file", o.file, "Calibration CSV written by fleetsim-calibrate")
       ->required();
-  cal_import->add_option("--set", cal_set,
+  cal_import->add_option("--set", o.set,
                          "Set name (calibration/sets/NAME) or a directory path; default "
                          "<gpu>-<date of the measurement>");
-  cal_import->add_option("--sets-dir", cal_sets_dir,
+  cal_import->add_option("--sets-dir", o.sets_dir,
                          "Where named sets live (default <data dir>/calibration/sets)");
+  return {cal_import, [&o] { return cmd_calibrate_import(o); }};
+}
 
+Command add_sweep(CLI::App& app, SweepCli& sw, const char* argv0) {
   auto* sweep = app.add_subcommand(
       "sweep", "Run a sweep file's points in parallel; resumable; shardable; Slurm scripts");
-  SweepCli sw;
   sweep->add_option("file", sw.file, "Sweep JSON file (scenarios/schema/sweep.schema.json)")
       ->required();
   sweep->add_option("-j,--jobs", sw.jobs, "Points simulated in parallel (threads; default 1)")
@@ -121,25 +131,53 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   sweep->add_option("--partition", sw.partition, "Slurm partition for --emit-slurm");
   sweep->add_option("--time", sw.time_limit, "Slurm time limit per task for --emit-slurm");
+  return {sweep, [&sw, argv0] { return cmd_sweep(sw, argv0); }};
+}
 
+Command add_merge(CLI::App& app, MergeCli& o) {
   auto* merge = app.add_subcommand(
       "merge",
       "Combine shard result folders; every point exactly once, else say which are missing");
-  std::string merge_out;
-  std::vector<std::string> merge_inputs;
-  merge->add_option("out", merge_out, "Output folder")->required();
-  merge->add_option("inputs", merge_inputs, "Shard result folders")->required();
+  merge->add_option("out", o.out, "Output folder")->required();
+  merge->add_option("inputs", o.inputs, "Shard result folders")->required();
+  return {merge, [&o] { return cmd_merge(o); }};
+}
 
+Command add_plan(CLI::App& app, PlanCli& o) {
   auto* plan = app.add_subcommand(
       "plan", "Size a Flexible Training Plan: instance type x count x parallelism search");
-  std::string plan_file, plan_out;
-  int plan_threads = 0;
-  plan->add_option("plan", plan_file, "Plan file (JSON, scenarios/schema/plan.schema.json)")
+  plan->add_option("plan", o.file, "Plan file (JSON, scenarios/schema/plan.schema.json)")
       ->required();
-  plan->add_option("--out", plan_out, "Output folder (default out/plan-NAME)");
-  plan->add_option("-j,--jobs", plan_threads, "Threads (0 = every core; results do not change)")
+  plan->add_option("--out", o.out_dir, "Output folder (default out/plan-NAME)");
+  plan->add_option("-j,--jobs", o.threads, "Threads (0 = every core; results do not change)")
       ->check(CLI::NonNegativeNumber);
+  return {plan, [&o] { return cmd_plan(o); }};
+}
 
+}  // namespace
+}  // namespace fleetsim
+
+int main(int argc, char** argv) {
+  using namespace fleetsim;
+  CLI::App app{"fleetsim: discrete-event simulator of LLM training clusters"};
+  app.set_version_flag("--version", std::string("fleetsim ") + FLEETSIM_VERSION);
+  app.require_subcommand(1);
+  RunCli run;
+  MemoryCli memory;
+  ValidateCli validate;
+  TopoCli topo;
+  CalibrateImportCli calibrate;
+  SweepCli sweep;
+  MergeCli merge;
+  PlanCli plan;
+  const std::vector<Command> commands = {add_run(app, run),
+                                         add_memory(app, memory),
+                                         add_validate(app, validate),
+                                         add_topo(app, topo),
+                                         add_calibrate(app, calibrate),
+                                         add_sweep(app, sweep, argv[0]),
+                                         add_merge(app, merge),
+                                         add_plan(app, plan)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -147,14 +185,8 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
-    if (run->parsed()) return cmd_run(scenario, out_dir, seed, max_gpus, run_out);
-    if (mem->parsed()) return cmd_memory(scenario, max_gpus, mem_json);
-    if (val->parsed()) return cmd_validate(reference, as_json, vo);
-    if (show->parsed()) return cmd_topo(system, count, dot);
-    if (cal_import->parsed()) return cmd_calibrate_import(cal_file, cal_set, cal_sets_dir);
-    if (sweep->parsed()) return cmd_sweep(sw, argv[0]);
-    if (merge->parsed()) return cmd_merge(merge_out, merge_inputs);
-    if (plan->parsed()) return cmd_plan(plan_file, plan_out, plan_threads);
+    for (const Command& c : commands)
+      if (c.app->parsed()) return c.run();
   } catch (const InputError& e) {
     std::fprintf(stderr, "fleetsim: error: %s\n", e.what());
     return 2;
