@@ -1,57 +1,52 @@
-// Memory estimator (see memory.h for the contract). Sizes in bytes per GPU.
+// Memory estimator (see memory.h for the contract; activations in memory_activations.cpp).
+// Sizes in bytes per GPU.
 //
 // Parameters on a rank of stage s: its layers' non-expert parameters / tp, routed experts /
 // (ep · etp), the input embedding / tp on stage 0, the LM head (+ final norm) / tp on the last
 // stage (a tied model with pp > 1 keeps a copy of the embedding there, as Megatron does), MTP
 // modules on the last stage.
 //
-// Bytes per parameter (Megatron-LM defaults with --bf16 and the distributed optimizer):
-//   weights 2 (bf16). FP8 / MXFP8 / NVFP4 recipes keep bf16 weights; Transformer Engine casts
-//     them to the low-precision format per GEMM and the casts are transient (freed after use;
-//     no --fp8-param-gather), so they are not counted;
-//   gradients 4: Megatron accumulates and reduces bf16 models' gradients in fp32
-//     (accumulate_allreduce_grads_in_fp32 is forced on with --bf16); the buffer is not sharded
-//     by the distributed optimizer (ZeRO-1), it is with FSDP;
-//   master weights 4 and Adam m, v 4 + 4, sharded with the distributed optimizer over the
-//     data-parallel group including context parallelism (dp · cp) for dense parameters and over
-//     expert-data-parallel (dp · tp · cp / (ep · etp)) for expert parameters;
+// Bytes per parameter (Megatron-LM with --bf16 and the distributed optimizer,
+// docs/source/api-guide/dist_optimizer.md; Megatron-Core optimizer/distrib_optimizer.py):
+//   weights 2 (bf16). FP8 / MXFP8 / NVFP4 recipes also keep the quantized copies of the linear
+//     layers' weights Transformer Engine casts once per step and caches for the other
+//     micro-batches (TE Linear's is_first_microbatch weight workspace, used by Megatron-Core's
+//     TE wrappers unless the transpose cache is disabled): row-wise and column-wise, g B each
+//     (g = 1 per-tensor FP8, 1 + 1/32 MXFP8 / FP8 block, 0.5 + 1/16 NVFP4). With
+//     --fp8-param-gather the primary weights are those FP8 copies and the bf16 one is gone;
+//   gradients grad_bytes (4 = fp32 main grads, 2 with grad_reduce_in_fp32=False); the buffer is
+//     not sharded by the distributed optimizer (ZeRO-1), it is with FSDP;
+//   master weights master_bytes and Adam m, v exp_avg_bytes + exp_avg_sq_bytes (4 + 4 + 4, or
+//     bf16 moments with the precision-aware optimizer), sharded with the distributed optimizer
+//     over the data-parallel group including context parallelism (dp · cp) for dense
+//     parameters and over expert-data-parallel (dp · tp · cp / (ep · etp)) for expert
+//     parameters; optimizer_offload_fraction of them lives in host memory;
 //   FSDP (ZeRO-3) shards weights and gradients the same way and adds one gathered layer (bf16).
 //
-// Activations per layer per micro-batch (Korthikanti et al. 2022, Sec. 4), bytes per token of
-// the rank's s/cp tokens, bf16 tensors (2 B), 1-byte dropout masks:
-//   norms      2h per norm input (norms_per_layer of them; 2 → 4h)
-//   attn_in    2h   input of the q/k/v projections (norm output)
-//   q, k       2·(heads·dqk) + 2·(kv_heads·dqk)  (MLA: + 2·(q_lora + kv_lora + rope) latents)
-//   v          2·(kv_heads·dv)                   (MLA: 2·(heads·dv), V is up-projected)
-//   core       unfused: softmax output 2·a·s, + dropout mask a·s and dropout output 2·a·s with
-//              dropout (5as); flash: log-sum-exp 4·a
-//   o_in       2·(heads·dv)  input of the output projection
-//   mlp_in     2h   input of the MLP / router / shared experts (norm output)
-//   mlp        plain: 2·ffn activation input + 2·ffn activation output; gated: 2·2ffn (gate and
-//              up outputs) + 2·ffn (their product)
-//   moe        top_k · (2h permuted input + inner + 2h expert output kept for the weighted
-//              combine) + shared experts' inner + 4·E router logits (fp32)
-//   masks      h after attention and h after the MLP, with dropout
-// GPT (heads·dh = h, kv_heads = heads, ffn = 4h, plain, dropout, unfused):
-//   4h + 2h + 4h + 2h + 5as + 2h + 2h + 16h + 2h = 34h + 5as, Korthikanti's sbh(34 + 5as/h).
-// Tensor parallelism divides everything by tp with sequence parallelism; without it the norm
-// inputs, attn_in, mlp_in and the masks (10h for GPT) stay whole: sbh(10 + 24/t + 5as/(ht)).
-// Expert activations follow the tokens (/tp under SP). Context parallelism makes s → s/cp.
-// Selective recompute drops `core`. Full recompute keeps the layer input (2h, /tp with SP) and
-// needs one layer's activations of one micro-batch as working space during backward.
-// recompute_layers > 0 limits full recompute to that many layers of the stage.
-//
-// In-flight micro-batches on stage s (Megatron's schedules): 1F1B min(pp − s, m); interleaved
-// min((pp − s − 1)·2 + (vp − 1)·pp + 1, m·vp) (micro-batch, chunk) pairs — pp·vp + pp − 1 on
-// stage 0 — each holding a chunk of layers_on_stage / vp layers (averaged over the chunks).
-// The last stage also holds the fp32 logits of one micro-batch: 4·(s/cp)·b·vocab/tp.
+// Activations: each model chunk's layers times the forward passes of that chunk the stage holds
+// at its peak (in_flight_per_chunk, Megatron-Core's schedules). Full recompute keeps the layer
+// input (2h, /tp with SP) of the first recompute_layers layers of each chunk (Megatron's block
+// method; 0 = all) and rebuilds one layer's activations in backward.
+// Working memory at the peak (transient, on top of the held activations): the backward of one
+// layer allocates the gradients of its MLP / MoE block's saved tensors before it frees them
+// (the same bytes as those tensors), plus a full-recompute layer's rebuilt activations; without
+// --moe-permute-fusion the unpermute's probability-weighted copy; on the last stage the loss:
+// the logits of one micro-batch, 2 B each, plus the fp32 softmax (4 B) with Megatron's native
+// cross entropy (MTP depths keep theirs until backward).
 //
 // Communication buffers (assumption): with TP + SP, the all-gathered input of the current GEMM
 // (2·(s/cp)·b·h), double-buffered for overlap; with EP, all-to-all dispatch and combine buffers
 // (2 × top_k·(s/cp)·b/tp·h·2 B); with PP, send and receive buffers for activations and
 // gradients (4 × (s/cp)·b·h/tp·2 B). Data-parallel reduce-scatter / all-gather run in place on
 // the contiguous gradient and parameter buffers (Megatron DDP buckets are views), so add none.
-// Not counted: CUDA context, allocator fragmentation, NCCL internal channels.
+//
+// Reserved memory: the caching allocator keeps the segments it carved; a block freed by one
+// request size is reused by others only when it is large enough, so max_memory_reserved exceeds
+// max_memory_allocated. fleetsim does not replay the allocator: it takes one global fraction of
+// the allocated peak, kFragmentationPerMille = 5.2 %, the mean measured reserved / allocated − 1
+// of the 17 SimuMax runs that report both over all ranks (2.8 %-9.3 %, larger with tp 1;
+// validation/memory-measured.csv, docs/validation.md). With expandable_segments freed pages are
+// remapped for any size: no fragmentation term.
 #include "workload/memory.h"
 
 #include <algorithm>
@@ -63,15 +58,14 @@ namespace fleetsim {
 namespace {
 
 constexpr int64_t kWeightBytes = 2;
-constexpr int64_t kGradBytes = 4;
-constexpr int64_t kMasterBytes = 4;
-constexpr int64_t kAdamBytes = 8;
+// Reserved above allocated, per-mille of the allocated peak (file comment).
+constexpr int64_t kFragmentationPerMille = 52;
 
 [[noreturn]] void bad(const std::string& msg) {
   throw InputError("", "", msg);
 }
 
-void check(const ModelSpec& m, const ParallelConfig& p) {
+void check(const ModelSpec& m, const ParallelConfig& p, const MemoryOptions& o) {
   const auto need = [](bool ok, const std::string& msg) {
     if (!ok) bad(msg);
   };
@@ -85,6 +79,11 @@ void check(const ModelSpec& m, const ParallelConfig& p) {
   need(p.pp * p.vp <= m.layers + 2, "pp · vp (" + std::to_string(p.pp * p.vp) +
                                         ") exceeds the model's layers (" +
                                         std::to_string(m.layers) + ") + embedding + loss");
+  need(o.grad_bytes >= 1 && o.master_bytes >= 0 && o.exp_avg_bytes >= 0 && o.exp_avg_sq_bytes >= 0,
+       "memory byte sizes must be >= 0 (gradients >= 1)");
+  need(o.optimizer_offload_fraction >= 0 && o.optimizer_offload_fraction <= 1,
+       "optimizer_offload_fraction must be in [0, 1]");
+  need(o.moe_token_factor >= 1, "moe_token_factor must be >= 1");
   if (is_moe(m)) {
     need(m.moe.experts % p.ep == 0, "ep (" + std::to_string(p.ep) + ") must divide experts (" +
                                         std::to_string(m.moe.experts) + ")");
@@ -94,19 +93,26 @@ void check(const ModelSpec& m, const ParallelConfig& p) {
   }
 }
 
-// The layers of `stage`: the explicit split of the options when given, else stage_layers().
-std::vector<int> layers_of(const ModelSpec& m, const ParallelConfig& p, int stage,
-                           const MemoryOptions& o) {
+// The layers of each model chunk of `stage`: the explicit split of the options when given,
+// else stage_layers().
+std::vector<std::vector<int>> chunk_layers(const ModelSpec& m, const ParallelConfig& p, int stage,
+                                           const MemoryOptions& o) {
   const int V = p.pp * p.vp;
-  if (static_cast<int>(o.layers_per_vstage.size()) != V) return stage_layers(m, p, stage);
+  std::vector<int> count(V, 0);
+  if (static_cast<int>(o.layers_per_vstage.size()) == V) {
+    count = o.layers_per_vstage;
+  } else {
+    for (int v = 0; v < V; ++v)
+      count[v] = m.layers / V + (v < m.layers % V ? 1 : 0);
+  }
   std::vector<int> first(V + 1, 0);
   for (int v = 0; v < V; ++v)
-    first[v + 1] = first[v] + o.layers_per_vstage[v];
-  std::vector<int> out;
+    first[v + 1] = first[v] + count[v];
+  std::vector<std::vector<int>> out(p.vp);
   for (int c = 0; c < p.vp; ++c) {
     const int v = c * p.pp + stage;
     for (int i = first[v]; i < first[v + 1]; ++i)
-      out.push_back(i);
+      out[c].push_back(i);
   }
   return out;
 }
@@ -114,11 +120,12 @@ std::vector<int> layers_of(const ModelSpec& m, const ParallelConfig& p, int stag
 struct StageParams {
   int64_t dense = 0;   // on this rank (after tp)
   int64_t expert = 0;  // on this rank (after ep · etp)
+  int64_t linear = 0;  // of which GEMM weights of decoder / MTP layers (FP8-castable)
   int64_t largest_layer = 0;
 };
 
-StageParams stage_params(const ModelSpec& m, const ParallelConfig& p, int stage,
-                         const MemoryOptions& o) {
+StageParams stage_params(const ModelSpec& m, const ParallelConfig& p,
+                         const std::vector<std::vector<int>>& chunks, int stage) {
   StageParams s;
   const int64_t eshard = int64_t{p.ep} * p.etp;
   auto add_layer = [&](const LayerParams& lp) {
@@ -127,10 +134,12 @@ StageParams stage_params(const ModelSpec& m, const ParallelConfig& p, int stage,
     const int64_t expert = lp.routed_experts / eshard;
     s.dense += dense;
     s.expert += expert;
+    s.linear += (lp.attention + lp.dense_mlp + lp.shared_experts) / p.tp + expert;
     s.largest_layer = std::max(s.largest_layer, dense + expert);
   };
-  for (int i : layers_of(m, p, stage, o))
-    add_layer(layer_params(m, i));
+  for (const auto& chunk : chunks)
+    for (int i : chunk)
+      add_layer(layer_params(m, i));
   if (stage == 0) s.dense += embedding_params(m) / p.tp;
   if (stage == p.pp - 1) {
     s.dense += output_params(m) / p.tp;
@@ -144,80 +153,167 @@ StageParams stage_params(const ModelSpec& m, const ParallelConfig& p, int stage,
   return s;
 }
 
-int in_flight(const ParallelConfig& p, int stage) {
-  const int64_t mb = p.global_batch > 0 ? std::max(1, p.micro_batches()) : int64_t{1} << 30;
-  if (p.vp <= 1) return static_cast<int>(std::min<int64_t>(p.pp - stage, mb));
-  const int64_t warmup = int64_t{p.pp - stage - 1} * 2 + int64_t{p.vp - 1} * p.pp;
-  return static_cast<int>(std::min<int64_t>(warmup + 1, mb * p.vp));
+// Quantized weight copy bytes per linear parameter, in 32nds (row-wise + column-wise).
+int64_t fp8_weight_32nds(PrecisionRecipe r) {
+  switch (r) {
+    case PrecisionRecipe::kBf16:
+      return 0;
+    case PrecisionRecipe::kFp8Delayed:
+    case PrecisionRecipe::kFp8Current:
+      return 2 * 32;
+    case PrecisionRecipe::kFp8Block:
+    case PrecisionRecipe::kMxfp8:
+      return 2 * 33;
+    case PrecisionRecipe::kNvfp4:
+      return 2 * 18;
+  }
+  return 0;
+}
+
+void parameter_state(const ModelSpec& m, const ParallelConfig& p, const MemoryOptions& o,
+                     const StageParams& sp, MemoryBreakdown* r) {
+  const int64_t dense_shard = (p.distributed_optimizer || p.fsdp) ? int64_t{p.dp} * p.cp : 1;
+  const int64_t edp = int64_t{p.dp} * p.tp * p.cp / (int64_t{p.ep} * p.etp);
+  const int64_t expert_shard = (p.distributed_optimizer || p.fsdp) ? edp : 1;
+  const int64_t sharded = sp.dense / dense_shard + sp.expert / expert_shard;
+  (void)m;
+  r->params_on_rank = sp.dense + sp.expert;
+  r->expert_params_on_rank = sp.expert;
+  if (p.fsdp) {
+    r->weights = kWeightBytes * (sharded + sp.largest_layer);
+    r->gradients = o.grad_bytes * sharded;
+  } else {
+    const int64_t q32 = fp8_weight_32nds(p.precision);
+    const int64_t bf16_params =
+        o.fp8_param_gather && q32 > 0 ? r->params_on_rank - sp.linear : r->params_on_rank;
+    r->weights = kWeightBytes * bf16_params + q32 * sp.linear / 32;
+    r->gradients = o.grad_bytes * r->params_on_rank;
+  }
+  const double on_gpu = 1.0 - o.optimizer_offload_fraction;
+  r->master_weights =
+      static_cast<int64_t>(static_cast<double>(o.master_bytes * sharded) * on_gpu + 0.5);
+  r->optimizer = static_cast<int64_t>(
+      static_cast<double>((o.exp_avg_bytes + o.exp_avg_sq_bytes) * sharded) * on_gpu + 0.5);
+}
+
+// Gradient tensors of one layer's MLP / MoE block in backward (the bytes of its saved inner
+// tensors, with the selective-recompute and offload choices ignored: the gradients exist
+// whatever was stored).
+int64_t backward_working(const ModelSpec& m, int layer, const ParallelConfig& p,
+                         const MemoryOptions& o) {
+  ParallelConfig q = p;
+  q.recompute_modules = 0;
+  MemoryOptions none = o;
+  none.offload_modules = 0;
+  const int64_t all = layer_activation_bytes(m, layer, q, none, Recompute::kNone);
+  q.recompute_modules = kRecomputeMlp | kRecomputeMoeAct;
+  // The MLP part: what recomputing the MLP (dense and shared) and the expert activation drops,
+  // plus for MoE layers the routed copies' remaining tensors.
+  const int64_t without_mlp = layer_activation_bytes(m, layer, q, none, Recompute::kSelective);
+  int64_t work = all - without_mlp;
+  const bool moe = layer >= m.layers ? is_moe(m) : is_moe_layer(m, layer);
+  if (moe) {
+    const int64_t tokens = int64_t{p.seq_len / p.cp} * p.micro_batch;
+    const double copies = m.moe.top_k * o.moe_token_factor;
+    const int64_t per_copy = 4 * m.hidden + 4 * m.moe.expert_ffn;  // in/out + fc1 output
+    work += static_cast<int64_t>(copies * static_cast<double>(per_copy * tokens / p.tp));
+  }
+  return work;
 }
 
 }  // namespace
 
-std::vector<int> stage_layers(const ModelSpec& m, const ParallelConfig& p, int stage) {
-  const int blocks = p.pp * p.vp;
-  const int base = m.layers / blocks;
-  const int extra = m.layers % blocks;
-  std::vector<int> out;
-  for (int c = 0; c < p.vp; ++c) {
-    const int block = c * p.pp + stage;
-    const int start = block * base + std::min(block, extra);
-    const int n = base + (block < extra ? 1 : 0);
-    for (int i = start; i < start + n; ++i)
-      out.push_back(i);
-  }
-  return out;
+MemoryOptions megatron_bridge_perf_options() {
+  MemoryOptions o;
+  o.grad_bytes = 2;
+  o.cross_entropy = CrossEntropyImpl::kTe;
+  o.expandable_segments = true;
+  return o;
 }
 
-int64_t layer_activation_bytes(const ModelSpec& m, int layer, const ParallelConfig& p,
-                               const MemoryOptions& o, Recompute recompute) {
-  const AttentionSpec& a = m.attention;
+// size-exception: the per-stage accounting reads best in one place, term by term
+MemoryBreakdown estimate_memory_stage(const ModelSpec& m, const ParallelConfig& p,
+                                      int64_t hbm_bytes, const MemoryOptions& o, int stage) {
+  check(m, p, o);
+  if (stage < 0 || stage >= p.pp) bad("stage " + std::to_string(stage) + " outside [0, pp)");
   const int64_t h = m.hidden;
   const int64_t s = p.seq_len / p.cp;
-  const int64_t tokens = s * p.micro_batch;
-  const int64_t mask = o.dropout ? 1 : 0;
+  const int64_t b = p.micro_batch;
   const bool sp = p.sequence_parallel || p.tp == 1;
+  const bool last = stage == p.pp - 1;
 
-  // Per-token bytes kept whole on every TP rank without SP, and split over TP.
-  const bool moe = layer >= m.layers ? is_moe(m) : is_moe_layer(m, layer);
-  // Selective recompute of a module (Megatron's --recompute-modules): what it recomputes in
-  // backward is not stored, only its input (which another term already counts).
-  const bool selective = recompute == Recompute::kSelective;
-  auto recomputed = [&](unsigned module) { return selective && (p.recompute_modules & module); };
-  int64_t replicated = (recomputed(kRecomputeLayernorm) ? 0 : 2 * h * m.norms_per_layer) +
-                       2 * h /*attn_in*/ + 2 * h /*mlp_in*/ + 2 * mask * h /*masks*/;
-  int64_t split = 0;
-  if (a.kind == AttentionKind::kMla) {
-    const int64_t qk = int64_t{a.heads} * (a.qk_nope_head_dim + a.qk_rope_head_dim);
-    // Latents, q, k, v (inputs of the fused attention) and its output. With mla_up_proj
-    // recomputed, q, k and v are rebuilt from the latents.
-    split +=
-        2 * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim) +
-        (recomputed(kRecomputeMlaUpProj) ? 0
-                                         : 2 * qk + 2 * qk + 2 * int64_t{a.heads} * a.v_head_dim) +
-        2 * int64_t{a.heads} * a.v_head_dim;
-  } else {
-    const int64_t qw = int64_t{a.heads} * a.head_dim;
-    const int64_t kvw = int64_t{a.kv_heads} * a.head_dim;
-    split += 2 * (qw + kvw) + 2 * kvw + 2 * qw;
+  MemoryBreakdown r;
+  r.stage = stage;
+  r.capacity = hbm_bytes;
+  const std::vector<std::vector<int>> chunks = chunk_layers(m, p, stage, o);
+  parameter_state(m, p, o, stage_params(m, p, chunks, stage), &r);
+
+  // Activations held: each chunk's layers times its in-flight forward passes.
+  const std::vector<int> passes = in_flight_per_chunk(p, stage);
+  const Recompute stored_mode =
+      p.recompute == Recompute::kSelective ? Recompute::kSelective : Recompute::kNone;
+  const int64_t layer_input = (sp ? 2 * h / p.tp : 2 * h) * s * b;
+  int64_t working = 0;
+  for (int c = 0; c < p.vp; ++c) {
+    r.layers_on_stage += static_cast<int>(chunks[c].size());
+    r.in_flight_microbatches += passes[c];
+    const int full_layers =
+        p.recompute != Recompute::kFull
+            ? 0
+            : (p.recompute_layers > 0
+                   ? std::min<int>(p.recompute_layers, static_cast<int>(chunks[c].size()))
+                   : static_cast<int>(chunks[c].size()));
+    int64_t chunk_bytes = 0;
+    for (size_t k = 0; k < chunks[c].size(); ++k) {
+      const int layer = chunks[c][k];
+      const int64_t stored = layer_activation_bytes(m, layer, p, o, stored_mode);
+      int64_t work = backward_working(m, layer, p, o);
+      if (static_cast<int>(k) < full_layers) {
+        chunk_bytes += layer_input;
+        work += stored;
+      } else {
+        chunk_bytes += stored;
+      }
+      working = std::max(working, work);
+    }
+    r.activations += chunk_bytes * passes[c];
   }
-  if (recompute == Recompute::kNone || (selective && !recomputed(kRecomputeCoreAttn))) {
-    split += o.flash_attention ? 4 * int64_t{a.heads} : (2 + 3 * mask) * int64_t{a.heads} * s;
+  // The last stage: MTP depths (in the last chunk) and the loss.
+  int64_t loss = 0;
+  if (last) {
+    const int64_t logits = s * b * m.vocab / p.tp;
+    const int64_t held = (o.cross_entropy == CrossEntropyImpl::kTe ? 2 : 4) * logits;
+    for (int k = 0; k < m.mtp_layers; ++k) {
+      r.activations +=
+          (layer_activation_bytes(m, m.layers, p, o, stored_mode) + held) * passes[p.vp - 1];
+    }
+    loss = (o.cross_entropy == CrossEntropyImpl::kTe ? 2 : 6) * logits;
   }
-  const int64_t inner_per_width = m.mlp == MlpKind::kGated ? 6 : 4;
-  // The activation function's output (2 B per width) is recomputed with moe_act.
-  const int64_t expert_inner = inner_per_width - (recomputed(kRecomputeMoeAct) ? 2 : 0);
-  const bool mlp_recomputed = recomputed(kRecomputeMlp);
-  if (moe) {
-    split += int64_t{m.moe.top_k} * (2 * h + expert_inner * m.moe.expert_ffn + 2 * h) +
-             (mlp_recomputed
-                  ? 0
-                  : int64_t{m.moe.shared_experts} * inner_per_width * m.moe.shared_expert_ffn) +
-             4 * int64_t{m.moe.experts};
-  } else {
-    split += mlp_recomputed ? 0 : inner_per_width * m.ffn;
+  if (!o.moe_permute_fusion && is_moe(m)) {
+    working += static_cast<int64_t>(m.moe.top_k * o.moe_token_factor *
+                                    static_cast<double>(2 * h * s * b / p.tp));
   }
-  const int64_t per_token = sp ? (replicated + split) / p.tp : replicated + split / p.tp;
-  return per_token * tokens;
+  r.peak_in_loss = loss > working;
+  r.working = std::max(working, loss);
+
+  // Communication buffers (assumption in the file comment).
+  if (p.tp > 1 && sp) r.comm_buffers += 2 * (2 * s * b * h);
+  if (p.ep > 1 && is_moe(m)) r.comm_buffers += 2 * (int64_t{m.moe.top_k} * s * b / p.tp * h * 2);
+  if (p.pp > 1) r.comm_buffers += 4 * (s * b * h / p.tp * 2);
+
+  // The moment: the last warm-up forward, then the first backward (last chunk, micro-batch 0).
+  int k = r.in_flight_microbatches - 1;
+  r.peak_forward_chunk = p.vp > 1 ? (k / p.pp) % p.vp : 0;
+  r.peak_forward_microbatch = p.vp > 1 ? (k / (p.pp * p.vp)) * p.pp + k % p.pp : k;
+  r.peak_backward_microbatch = 0;
+  r.peak_backward_chunk = p.vp - 1;
+
+  r.total = r.persistent() + r.activations + r.working + r.comm_buffers;
+  r.fragmentation = o.expandable_segments ? 0 : r.total * kFragmentationPerMille / 1000;
+  r.reserved = r.total + r.fragmentation;
+  r.device_overhead = kDeviceOverheadBytes;
+  r.fits = r.reserved + r.device_overhead <= r.capacity;
+  return r;
 }
 
 MemoryBreakdown estimate_memory(const ModelSpec& m, const ParallelConfig& p, int64_t hbm_bytes) {
@@ -226,77 +322,10 @@ MemoryBreakdown estimate_memory(const ModelSpec& m, const ParallelConfig& p, int
 
 MemoryBreakdown estimate_memory(const ModelSpec& m, const ParallelConfig& p, int64_t hbm_bytes,
                                 const MemoryOptions& o) {
-  check(m, p);
-  const int64_t h = m.hidden;
-  const int64_t s = p.seq_len / p.cp;
-  const int64_t b = p.micro_batch;
-  const bool sp = p.sequence_parallel || p.tp == 1;
-  const int64_t dense_shard = (p.distributed_optimizer || p.fsdp) ? int64_t{p.dp} * p.cp : 1;
-  const int64_t edp = int64_t{p.dp} * p.tp * p.cp / (int64_t{p.ep} * p.etp);
-  const int64_t expert_shard = (p.distributed_optimizer || p.fsdp) ? edp : 1;
-
   MemoryBreakdown best;
   for (int stage = 0; stage < p.pp; ++stage) {
-    MemoryBreakdown r;
-    r.stage = stage;
-    r.capacity = hbm_bytes;
-    const StageParams sp_params = stage_params(m, p, stage, o);
-    const int64_t sharded = sp_params.dense / dense_shard + sp_params.expert / expert_shard;
-    r.params_on_rank = sp_params.dense + sp_params.expert;
-    r.expert_params_on_rank = sp_params.expert;
-    if (p.fsdp) {
-      r.weights = kWeightBytes * (sharded + sp_params.largest_layer);
-      r.gradients = kGradBytes * sharded;
-    } else {
-      r.weights = kWeightBytes * r.params_on_rank;
-      r.gradients = kGradBytes * r.params_on_rank;
-    }
-    r.master_weights = kMasterBytes * sharded;
-    r.optimizer = kAdamBytes * sharded;
-
-    // Activations.
-    const std::vector<int> layers = layers_of(m, p, stage, o);
-    r.layers_on_stage = static_cast<int>(layers.size());
-    r.in_flight_microbatches = in_flight(p, stage);
-    const int full_layers =
-        p.recompute != Recompute::kFull
-            ? 0
-            : (p.recompute_layers > 0 ? std::min<int>(p.recompute_layers, r.layers_on_stage)
-                                      : r.layers_on_stage);
-    const Recompute stored_mode =
-        p.recompute == Recompute::kSelective ? Recompute::kSelective : Recompute::kNone;
-    const int64_t layer_input = (sp ? 2 * h / p.tp : 2 * h) * s * b;
-    int64_t per_microbatch = 0;  // one micro-batch through every layer of the stage
-    int64_t working = 0;
-    for (size_t k = 0; k < layers.size(); ++k) {
-      const int64_t full = layer_activation_bytes(m, layers[k], p, o, stored_mode);
-      if (static_cast<int>(k) < full_layers) {
-        per_microbatch += layer_input;
-        working = std::max(working, full);
-      } else {
-        per_microbatch += full;
-      }
-    }
-    const int64_t chunks_held = r.in_flight_microbatches;
-    r.activations = p.vp > 1 ? per_microbatch * chunks_held / p.vp : per_microbatch * chunks_held;
-    r.activations += working;
-    if (stage == p.pp - 1) {
-      r.activations += 4 * s * b * m.vocab / p.tp;  // fp32 logits of one micro-batch
-      for (int k = 0; k < m.mtp_layers; ++k) {
-        r.activations +=
-            layer_activation_bytes(m, m.layers, p, o, stored_mode) + 4 * s * b * m.vocab / p.tp;
-      }
-    }
-
-    // Communication buffers (assumption in the file comment).
-    if (p.tp > 1 && sp) r.comm_buffers += 2 * (2 * s * b * h);
-    if (p.ep > 1 && is_moe(m)) r.comm_buffers += 2 * (int64_t{m.moe.top_k} * s * b / p.tp * h * 2);
-    if (p.pp > 1) r.comm_buffers += 4 * (s * b * h / p.tp * 2);
-
-    r.total =
-        r.weights + r.gradients + r.optimizer + r.master_weights + r.activations + r.comm_buffers;
-    r.fits = r.total <= r.capacity;
-    if (stage == 0 || r.total > best.total) best = r;
+    const MemoryBreakdown r = estimate_memory_stage(m, p, hbm_bytes, o, stage);
+    if (stage == 0 || r.reserved > best.reserved) best = r;
   }
   return best;
 }

@@ -1,23 +1,48 @@
 // Per-GPU HBM estimate of a training configuration: weights, gradients, optimizer state,
-// activations and communication buffers of the most-loaded rank (the pipeline stage with the
-// largest total; usually the first, which holds the embedding and the most in-flight
-// micro-batches).
+// activations and communication buffers of each pipeline stage, the peak allocated by PyTorch
+// (torch.cuda.max_memory_allocated), what the caching allocator reserves on top of it
+// (max_memory_reserved) and what the device needs besides (CUDA context, NCCL buffers).
 //
-// Sources: Megatron-LM's distributed optimizer (bf16 weights, fp32 main grads, fp32 master
-// weights and Adam m / v sharded over data-parallel ranks); Korthikanti et al. 2022, "Reducing
-// Activation Recomputation in Large Transformer Models" (activation bytes per layer, sequence
-// parallelism, selective / full recompute, pipeline in-flight micro-batches). The per-term
-// accounting, generalised to GQA / MLA / gated MLPs / MoE, is written out in memory.cpp.
-// All sizes are bytes per GPU.
+// Sources: Megatron-LM's distributed optimizer (docs/source/api-guide/dist_optimizer.md: bf16
+// weights, fp32 main grads, fp32 master weights and Adam m / v sharded over data-parallel ranks,
+// "6 + 12/d bytes per parameter"); Korthikanti et al. 2022, "Reducing Activation Recomputation
+// in Large Transformer Models" (activation bytes per layer, sequence parallelism, selective /
+// full recompute, pipeline in-flight micro-batches); Megatron-Core's schedules.py (1F1B and
+// interleaved warm-up counts); Transformer Engine's Linear / GroupedLinear (FP8 inputs saved for
+// backward); the per-term accounting, generalised to GQA / MLA / gated MLPs / MoE, is written
+// out in memory.cpp and memory_activations.cpp. All sizes are bytes per GPU.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "workload/model.h"
 #include "workload/parallel.h"
 
 namespace fleetsim {
+
+// Megatron-Core's --offload-modules for fine-grained activation offloading (bit flags): the
+// tensors a module saves for backward are copied to host memory after its forward and brought
+// back before its backward.
+enum OffloadModule : unsigned {
+  kOffloadAttnNorm = 1u << 0,   // attention norm's input
+  kOffloadCoreAttn = 1u << 1,   // q, k, v and the attention output
+  kOffloadAttnProj = 1u << 2,   // input of the attention output projection
+  kOffloadMlpNorm = 1u << 3,    // pre-MLP norm's input
+  kOffloadExpertFc1 = 1u << 4,  // permuted tokens (input of the experts' fc1)
+  kOffloadMoeAct = 1u << 5,     // the experts' fc1 output (input of the activation)
+};
+// Parses one module name ("attn_norm", "core_attn", "attn_proj", "mlp_norm", "expert_fc1",
+// "moe_act").
+bool parse_offload_module(const std::string& s, unsigned* bit);
+
+// How the loss is computed from the logits (Megatron's --cross-entropy-fusion-impl).
+//   kNative: Megatron's vocab-parallel cross entropy: the bf16 logits are upcast to fp32 and the
+//            softmax kept for backward: 2 + 4 B per logit at the peak;
+//   kTe:     Transformer Engine's parallel cross entropy, which writes the gradient into the
+//            bf16 logits in place: 2 B per logit.
+enum class CrossEntropyImpl { kNative, kTe };
 
 struct MemoryOptions {
   // Attention through a fused (flash) kernel, as Transformer Engine / Megatron-Core run it: the
@@ -28,38 +53,102 @@ struct MemoryOptions {
   // recipes (Llama, NeMo configs) run with dropout 0 and store none.
   bool dropout = false;
   // Decoder layers of each virtual pipeline stage (pp·vp entries, Megatron's chunk order
-  // v = c·pp + s), e.g. the step simulator's balanced split; empty = stage_layers().
+  // v = c·pp + s), e.g. the step simulator's balanced split or a pipeline layout; empty =
+  // stage_layers().
   std::vector<int> layers_per_vstage;
+
+  // --- Parameter state (bytes per parameter) ---
+  // Main-gradient buffer: 4 = fp32 (Megatron-LM: --accumulate-allreduce-grads-in-fp32, forced
+  // with --bf16), 2 = bf16 (grad_reduce_in_fp32=False, Megatron-Bridge's performance recipes).
+  int grad_bytes = 4;
+  // Distributed-optimizer state: main (master) params and Adam's exp_avg / exp_avg_sq. With
+  // Transformer Engine's precision-aware optimizer (--use-precision-aware-optimizer,
+  // --exp-avg-dtype / --exp-avg-sq-dtype bf16 or fp8) the moments are 2 or 1 B.
+  int master_bytes = 4;
+  int exp_avg_bytes = 4;
+  int exp_avg_sq_bytes = 4;
+  // FP8 / MXFP8 primary weights (--fp8-param-gather): Transformer Engine keeps the linear
+  // layers' weights once in FP8 (1 B + its scales) instead of bf16; the all-gather moves FP8.
+  bool fp8_param_gather = false;
+  // Fraction of the optimizer state (master params and moments) kept in host memory
+  // (--optimizer-cpu-offload with --optimizer-offload-fraction).
+  double optimizer_offload_fraction = 0;
+
+  // --- Activations ---
+  // Fine-grained activation offloading (OffloadModule bits; 0 = off).
+  unsigned offload_modules = 0;
+  CrossEntropyImpl cross_entropy = CrossEntropyImpl::kNative;
+  // MoE: token copies the busiest EP rank receives / the balanced count. 1 = balanced routing
+  // or a capacity factor of 1 with padding (buffers padded to capacity); a capacity factor c
+  // with --moe-pad-expert-input-to-capacity = c; dropless routing's worst case = its max load.
+  double moe_token_factor = 1.0;
+  // --moe-permute-fusion: Transformer Engine's fused permute / unpermute, which multiplies the
+  // routing probabilities inside the kernel. Without it, the unpermute first materialises the
+  // probability-weighted expert outputs (one more 2h copy per routed token, transient).
+  bool moe_permute_fusion = true;
+
+  // --- Allocator and device ---
+  // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: segments grow in place, so freed blocks
+  // are reused for any size and reserved ≈ allocated (no fragmentation term).
+  bool expandable_segments = false;
 };
+
+// The options of Megatron-Bridge's performance recipes (scripts/performance, _benchmark_common
+// and _perf_precision in src/megatron/bridge/perf_recipes/_common.py): grads reduced in bf16,
+// Transformer Engine's cross entropy, expandable segments. The rows of NVIDIA's performance
+// summary were measured with them.
+MemoryOptions megatron_bridge_perf_options();
 
 struct MemoryBreakdown {
-  int64_t weights = 0;         // bf16 parameters on the rank (+ one gathered layer with FSDP)
-  int64_t gradients = 0;       // fp32 main gradients
-  int64_t optimizer = 0;       // Adam m and v, fp32
-  int64_t master_weights = 0;  // fp32 copy of the parameters
-  int64_t activations = 0;     // saved for backward, all in-flight micro-batches
-  int64_t comm_buffers = 0;    // TP / EP / PP staging buffers (see memory.cpp)
-  int64_t total = 0;
-  int64_t capacity = 0;  // the HBM given
-  bool fits = false;     // total <= capacity
-  int stage = 0;         // pipeline stage reported (0-based)
+  int64_t weights = 0;          // parameters on the rank (bf16, FP8 with fp8_param_gather)
+  int64_t gradients = 0;        // main gradients (fp32 or bf16)
+  int64_t optimizer = 0;        // Adam m and v
+  int64_t master_weights = 0;   // fp32 copy of the parameters
+  int64_t activations = 0;      // saved for backward, all in-flight micro-batches
+  int64_t working = 0;          // transient at the peak: one layer's backward, logits / loss
+  int64_t comm_buffers = 0;     // TP / EP / PP staging buffers (see memory.cpp)
+  int64_t total = 0;            // peak allocated (torch.cuda.max_memory_allocated)
+  int64_t fragmentation = 0;    // caching-allocator reserve above the allocated peak
+  int64_t reserved = 0;         // total + fragmentation (torch.cuda.max_memory_reserved)
+  int64_t device_overhead = 0;  // CUDA context + NCCL buffers (outside the allocator)
+  int64_t capacity = 0;         // the HBM given
+  bool fits = false;            // reserved + device_overhead <= capacity
+  int stage = 0;                // pipeline stage reported (0-based)
   int layers_on_stage = 0;
   // Forward passes whose activations are held at the peak: micro-batches for 1F1B; for the
-  // interleaved schedule (micro-batch, model chunk) pairs, each holding layers_on_stage / vp
-  // layers.
+  // interleaved schedule (micro-batch, model chunk) pairs, each holding its chunk's layers.
   int in_flight_microbatches = 0;
+  // The moment of the peak: the last forward before the stage's first backward (Megatron's
+  // warm-up), and the backward that starts there: micro-batch and model chunk (0-based).
+  int peak_forward_microbatch = 0;
+  int peak_forward_chunk = 0;
+  int peak_backward_microbatch = 0;
+  int peak_backward_chunk = 0;
+  bool peak_in_loss = false;          // the loss / logits transient sets the peak (last stage)
   int64_t params_on_rank = 0;         // parameters held (unsharded view), dense + expert
   int64_t expert_params_on_rank = 0;  // of which routed-expert parameters
+  int64_t persistent() const {        // what stays allocated between steps
+    return weights + gradients + optimizer + master_weights;
+  }
 };
 
+// CUDA context and NCCL buffers per GPU, outside the caching allocator: 1 GiB, the upper end of
+// nvidia-smi minus max_memory_reserved measured in the runs of memory-measured.md (caveat 1,
+// "roughly 0.5-1 GiB of context plus NCCL buffers").
+constexpr int64_t kDeviceOverheadBytes = int64_t{1} << 30;
+
 // Throws InputError when the configuration cannot be laid out (pp > layers, ep not dividing
-// the experts, ep·etp not dividing tp·cp·dp, ...). O(layers · pp).
+// the experts, ep·etp not dividing tp·cp·dp, ...). Reports the stage with the largest reserved
+// memory. O(layers · pp).
 MemoryBreakdown estimate_memory(const ModelSpec& m, const ParallelConfig& p, int64_t hbm_bytes);
 MemoryBreakdown estimate_memory(const ModelSpec& m, const ParallelConfig& p, int64_t hbm_bytes,
                                 const MemoryOptions& options);
+// One pipeline stage (0-based, < pp).
+MemoryBreakdown estimate_memory_stage(const ModelSpec& m, const ParallelConfig& p,
+                                      int64_t hbm_bytes, const MemoryOptions& options, int stage);
 
-// Activation bytes one rank keeps for one micro-batch of one decoder layer without recompute
-// (the Korthikanti sbh·(34 + 5as/h) generalisation), and with selective recompute.
+// Activation bytes one rank keeps for one micro-batch of one decoder layer (the Korthikanti
+// sbh·(34 + 5as/h) generalisation), with selective recompute when `recompute` says so.
 int64_t layer_activation_bytes(const ModelSpec& m, int layer, const ParallelConfig& p,
                                const MemoryOptions& options, Recompute recompute);
 
@@ -67,5 +156,12 @@ int64_t layer_activation_bytes(const ModelSpec& m, int layer, const ParallelConf
 // chunk c of stage s holds the (c·pp + s)-th block of layers / (pp·vp) layers; a remainder goes
 // one layer each to the first blocks.
 std::vector<int> stage_layers(const ModelSpec& m, const ParallelConfig& p, int stage);
+
+// Forward passes of each model chunk whose activations stage `stage` holds at its peak (just
+// before its first backward), in Megatron-Core's order (schedules.py): 1F1B runs
+// min(pp − s, m) forwards first; the interleaved schedule runs (pp − s − 1)·2 + (vp − 1)·pp
+// warm-up forwards plus one, in groups of pp micro-batches per chunk (chunk of forward k =
+// (k / pp) mod vp), capped at m·vp. Entry c = passes of chunk c (vp entries).
+std::vector<int> in_flight_per_chunk(const ParallelConfig& p, int stage);
 
 }  // namespace fleetsim

@@ -7,6 +7,9 @@
 #include "scenario/model_loader.h"
 #include "workload/memory.h"
 
+#include <algorithm>
+#include <vector>
+
 using namespace fleetsim;
 
 namespace {
@@ -51,11 +54,14 @@ TEST_CASE("GPT-3 175B TP8 PP8: Korthikanti activation memory of the first stage"
   p.recompute = Recompute::kSelective;
   r = estimate_memory(m, p, 80'000'000'000LL, korthikanti());
   CHECK(r.activations == 10'267'656'192LL);
-  // Full recompute keeps 2sbh/t per layer: 2 · 25,165,824 · 96 / 8 = 603,979,776 B, plus the
-  // working space of one layer recomputed in backward: 25,165,824 · 14.25 = 358,612,992 B.
+  // Full recompute keeps 2sbh/t per layer: 2 · 25,165,824 · 96 / 8 = 603,979,776 B. Working
+  // space in backward: one layer recomputed, 25,165,824 · 14.25 = 358,612,992 B, plus the
+  // gradients of its MLP's two saved tensors (fc1 output and GeLU output, 2 · 2 · 4h per
+  // token / t): 16 · 12288 / 8 · 2048 = 50,331,648 B.
   p.recompute = Recompute::kFull;
   r = estimate_memory(m, p, 80'000'000'000LL, korthikanti());
-  CHECK(r.activations == 603'979'776LL + 358'612'992LL);
+  CHECK(r.activations == 603'979'776LL);
+  CHECK(r.working == 358'612'992LL + 50'331'648LL);
 }
 
 TEST_CASE("GPT-3 175B TP8 PP8: parameter state of the first stage") {
@@ -74,8 +80,8 @@ TEST_CASE("GPT-3 175B TP8 PP8: parameter state of the first stage") {
   CHECK(r.optimizer == 8 * 2'798'489'088LL);
   // Buffers: TP all-gather 2 · 2sbh = 100,663,296; PP 4 · sbh/8 · 2 = 25,165,824.
   CHECK(r.comm_buffers == 100'663'296LL + 25'165'824LL);
-  CHECK(r.total ==
-        r.weights + r.gradients + r.master_weights + r.optimizer + r.activations + r.comm_buffers);
+  CHECK(r.total == r.weights + r.gradients + r.master_weights + r.optimizer + r.activations +
+                       r.working + r.comm_buffers);
 }
 
 TEST_CASE("Llama 3 8B on one GPU at 8192 tokens") {
@@ -90,12 +96,22 @@ TEST_CASE("Llama 3 8B on one GPU at 8192 tokens") {
   // Activations per token and layer (flash attention, no dropout): norms 4h = 16,384; attn_in
   // and mlp_in 2h each = 16,384; q,k 2·(4096 + 1024) = 10,240; v 2·1024 = 2,048; o_in 8,192;
   // log-sum-exp 4·32 = 128; SwiGLU 6·14336 = 86,016 → 139,392 B. × 8192 tokens × 32 layers
-  // = 36,540,776,448 B, + fp32 logits 4·8192·128256 = 4,202,692,608 B.
-  CHECK(r.activations == 36'540'776'448LL + 4'202'692'608LL);
+  // = 36,540,776,448 B.
+  CHECK(r.activations == 36'540'776'448LL);
+  // The peak's transient is the loss (Megatron's native cross entropy: bf16 logits + fp32
+  // softmax, 6 B per logit): 6 · 8192 · 128256 = 6,304,038,912 B, more than one layer's MLP
+  // gradients (6 · 14336 · 8192 = 704,643,072 B).
+  CHECK(r.working == 6'304'038'912LL);
+  CHECK(r.peak_in_loss);
   CHECK(r.comm_buffers == 0);
-  CHECK(r.total == 144'544'702'464LL + 40'743'469'056LL);
-  CHECK_FALSE(r.fits);  // 185 GB on an 80 GB GPU
-  CHECK(estimate_memory(m, p, 200'000'000'000LL).fits);
+  CHECK(r.total == 144'544'702'464LL + 36'540'776'448LL + 6'304'038'912LL);
+  // Reserved: + 5.2 % fragmentation; the device needs 1 GiB more (context, NCCL).
+  CHECK(r.fragmentation == r.total * 52 / 1000);
+  CHECK(r.reserved == r.total + r.fragmentation);
+  CHECK(r.device_overhead == int64_t{1} << 30);
+  CHECK_FALSE(r.fits);  // 197 GB on an 80 GB GPU
+  CHECK_FALSE(estimate_memory(m, p, r.reserved + (int64_t{1} << 30) - 1).fits);
+  CHECK(estimate_memory(m, p, r.reserved + (int64_t{1} << 30)).fits);
 }
 
 TEST_CASE("recompute modes order the activation memory") {
@@ -224,4 +240,202 @@ TEST_CASE("selective recompute modules drop what they recompute") {
   p.recompute_modules = kRecomputeCoreAttn | kRecomputeMlaUpProj;
   CHECK(moe_base - layer_activation_bytes(d, 10, p, o, Recompute::kSelective) ==
         (int64_t{2} * 128 * 192 * 2 + int64_t{2} * 128 * 128) * 4096);
+}
+
+TEST_CASE("interleaved schedule: passes per chunk and the peak's moment") {
+  ParallelConfig p;
+  p.pp = 4;
+  p.vp = 2;
+  p.seq_len = 4096;
+  p.global_batch = 16;  // 16 micro-batches
+  // Stage 0: (4 − 1)·2 + (2 − 1)·4 + 1 = 11 forwards in groups of pp = 4 per chunk:
+  // k = 0..3 chunk 0, 4..7 chunk 1, 8..10 chunk 0.
+  CHECK(in_flight_per_chunk(p, 0) == std::vector<int>{7, 4});
+  // Last stage: 0·2 + 4 + 1 = 5: four of chunk 0, one of chunk 1.
+  CHECK(in_flight_per_chunk(p, 3) == std::vector<int>{4, 1});
+  // Fewer micro-batches than the warm-up: at most m · vp passes (m = 1: 2 passes, chunk 0).
+  p.global_batch = 1;
+  CHECK(in_flight_per_chunk(p, 0) == std::vector<int>{2, 0});
+  p.vp = 1;
+  p.global_batch = 16;
+  CHECK(in_flight_per_chunk(p, 1) == std::vector<int>{3});  // 1F1B: pp − s
+
+  // Uneven chunks (a layout putting 2 layers in chunk 0 and 8 in chunk 1 of stage 0): the
+  // activations follow each chunk's own passes: 7 · 2 + 4 · 8 = 46 layer-passes, not
+  // 11 · 10 / 2 = 55.
+  const ModelSpec m = zoo("llama3-8b");
+  p.vp = 2;
+  p.tp = 1;
+  MemoryOptions o;
+  o.layers_per_vstage = {2, 4, 4, 4, 8, 4, 3, 3};  // v = c·pp + s, 32 layers
+  const MemoryBreakdown r = estimate_memory_stage(m, p, 1LL << 40, o, 0);
+  CHECK(r.layers_on_stage == 10);
+  CHECK(r.in_flight_microbatches == 11);
+  CHECK(r.activations == 46 * layer_activation_bytes(m, 0, p, o, Recompute::kNone));
+  // The moment: forward k = 10 is micro-batch (10 / 8)·4 + 10 % 4 = 6 of chunk 0; then the
+  // first backward, micro-batch 0 of the last chunk.
+  CHECK(r.peak_forward_microbatch == 6);
+  CHECK(r.peak_forward_chunk == 0);
+  CHECK(r.peak_backward_microbatch == 0);
+  CHECK(r.peak_backward_chunk == 1);
+}
+
+TEST_CASE("embedding and output layer: the stage imbalance") {
+  // Llama 3 8B, pp 2, no vp: stage 0 holds the embedding (128256 · 4096 = 525,336,576
+  // parameters) and 2 micro-batches in flight; stage 1 the LM head (525,336,576 + final norm
+  // 4096) and the loss. Moving one layer from stage 0 to stage 1 (Megatron's
+  // account_for_embedding_in_pipeline_split) moves one layer's parameters and its activations
+  // of 2 micro-batches.
+  const ModelSpec m = zoo("llama3-8b");
+  ParallelConfig p;
+  p.pp = 2;
+  p.dp = 1;
+  p.seq_len = 8192;
+  p.global_batch = 8;
+  MemoryOptions o;
+  const MemoryBreakdown s0 = estimate_memory_stage(m, p, 1LL << 40, o, 0);
+  const MemoryBreakdown s1 = estimate_memory_stage(m, p, 1LL << 40, o, 1);
+  CHECK(s1.params_on_rank - s0.params_on_rank == 4096);
+  const int64_t layer = layer_activation_bytes(m, 0, p, o, Recompute::kNone);
+  CHECK(s0.activations == 2 * 16 * layer);
+  CHECK(s1.activations == 1 * 16 * layer);
+  o.layers_per_vstage = {15, 17};
+  const MemoryBreakdown t0 = estimate_memory_stage(m, p, 1LL << 40, o, 0);
+  CHECK(t0.activations == 2 * 15 * layer);
+  CHECK(s0.params_on_rank - t0.params_on_rank == layer_params(m, 0).total());
+}
+
+TEST_CASE("framework options: gradients, precision-aware optimizer, offload") {
+  const ModelSpec m = zoo("llama3-8b");
+  ParallelConfig p;
+  p.seq_len = 8192;
+  p.global_batch = 8;
+  p.dp = 8;
+  MemoryOptions o;
+  const MemoryBreakdown base = estimate_memory(m, p, 1LL << 40, o);
+  const int64_t n = 8'030'261'248LL;
+  const int64_t shard = n / 8;
+  CHECK(base.gradients == 4 * n);
+  CHECK(base.master_weights == 4 * shard);
+  CHECK(base.optimizer == 8 * shard);
+  // grad_reduce_in_fp32 = False: bf16 main grads.
+  o.grad_bytes = 2;
+  CHECK(estimate_memory(m, p, 1LL << 40, o).gradients == 2 * n);
+  // Precision-aware optimizer with bf16 moments (Megatron-Bridge's DeepSeek-V3 recipe): 2 + 2.
+  o.exp_avg_bytes = 2;
+  o.exp_avg_sq_bytes = 2;
+  CHECK(estimate_memory(m, p, 1LL << 40, o).optimizer == 4 * shard);
+  // Optimizer CPU offload of 3/4 of the state: a quarter of master weights and moments stay.
+  o.optimizer_offload_fraction = 0.75;
+  const MemoryBreakdown off = estimate_memory(m, p, 1LL << 40, o);
+  CHECK(off.master_weights == shard);
+  CHECK(off.optimizer == shard);
+  // Without the distributed optimizer nothing is sharded.
+  p.distributed_optimizer = false;
+  o = MemoryOptions{};
+  CHECK(estimate_memory(m, p, 1LL << 40, o).optimizer == 8 * n);
+}
+
+TEST_CASE("FP8 weights and FP8 saved activations") {
+  const ModelSpec m = zoo("llama3-8b");
+  ParallelConfig p;
+  p.seq_len = 8192;
+  p.global_batch = 1;
+  MemoryOptions o;
+  // Linear weights: 32 layers · (q, k, v, o 4096 · (4096 + 1024 + 1024 + 4096) + SwiGLU
+  // 3 · 4096 · 14336) = 32 · 218,103,808 = 6,979,321,856; the rest (embedding, head, norms)
+  // 1,050,939,392.
+  const int64_t linear = 6'979'321'856LL, rest = 1'050'939'392LL;
+  CHECK(estimate_memory(m, p, 1LL << 40, o).weights == 2 * (linear + rest));
+  // FP8 (per-tensor current scaling): TE caches the row- and column-wise FP8 copies, 2 B.
+  p.precision = PrecisionRecipe::kFp8Current;
+  CHECK(estimate_memory(m, p, 1LL << 40, o).weights == 2 * (linear + rest) + 2 * linear);
+  // --fp8-param-gather: the FP8 copies are the weights.
+  o.fp8_param_gather = true;
+  CHECK(estimate_memory(m, p, 1LL << 40, o).weights == 2 * rest + 2 * linear);
+  // MXFP8: each copy 1 + 1/32 B.
+  p.precision = PrecisionRecipe::kMxfp8;
+  CHECK(estimate_memory(m, p, 1LL << 40, o).weights == 2 * rest + linear * 66 / 32);
+  // Saved activations per token and layer in FP8 (per-tensor): attn_in and mlp_in 1 B per
+  // hidden (−2 · 4096), the attention output kept by flash attention in bf16 plus the output
+  // projection's FP8 copy (+4096), the fc2 input in FP8 (−14336): 139,392 − 18,432 = 120,960.
+  p.precision = PrecisionRecipe::kFp8Current;
+  CHECK(layer_activation_bytes(m, 0, p, o, Recompute::kNone) == 120'960LL * 8192);
+}
+
+TEST_CASE("activation offloading and the loss implementation") {
+  const ModelSpec m = zoo("llama3-8b");
+  ParallelConfig p;
+  p.seq_len = 8192;
+  p.global_batch = 1;
+  MemoryOptions o;
+  const int64_t base = layer_activation_bytes(m, 0, p, o, Recompute::kNone);
+  // attn_norm: the attention norm's input, 2 · 4096 B per token.
+  o.offload_modules = kOffloadAttnNorm;
+  CHECK(base - layer_activation_bytes(m, 0, p, o, Recompute::kNone) == 2 * 4096 * 8192LL);
+  // core_attn: q, k (2 · (4096 + 1024)), v (2 · 1024) and the log-sum-exp (4 · 32); the
+  // attention output stays (it is also the output projection's input).
+  o.offload_modules = kOffloadCoreAttn;
+  CHECK(base - layer_activation_bytes(m, 0, p, o, Recompute::kNone) ==
+        (10'240LL + 2'048 + 128) * 8192);
+  o.offload_modules = kOffloadCoreAttn | kOffloadAttnProj;
+  CHECK(base - layer_activation_bytes(m, 0, p, o, Recompute::kNone) ==
+        (10'240LL + 2'048 + 128 + 8'192) * 8192);
+  // Transformer Engine's cross entropy: 2 B per logit instead of 6.
+  o.offload_modules = 0;
+  o.cross_entropy = CrossEntropyImpl::kTe;
+  const MemoryBreakdown r = estimate_memory(m, p, 1LL << 40, o);
+  CHECK(r.working == std::max<int64_t>(2LL * 8192 * 128256, 6LL * 14336 * 8192));
+  unsigned bit = 0;
+  CHECK(parse_offload_module("expert_fc1", &bit));
+  CHECK(bit == kOffloadExpertFc1);
+  CHECK_FALSE(parse_offload_module("mlp", &bit));
+}
+
+TEST_CASE("MoE: token factor, permute fusion, expert activations") {
+  // Mixtral 8x7B, one MoE layer, tp 1: per routed copy 2h (input) + 4·ffn (fc1 output,
+  // gated) + 2·ffn (activation output) + 2h (expert output) = 4 · 4096 + 6 · 14336 =
+  // 102,400 B; top-2.
+  const ModelSpec m = zoo("mixtral-8x7b");
+  ParallelConfig p;
+  p.seq_len = 4096;
+  p.global_batch = 8;
+  p.dp = 8;
+  p.ep = 8;
+  MemoryOptions o;
+  const int64_t one = layer_activation_bytes(m, 0, p, o, Recompute::kNone);
+  // The busiest EP rank receiving 1.5× the balanced copies (capacity factor 1.5, padded).
+  o.moe_token_factor = 1.5;
+  CHECK(layer_activation_bytes(m, 0, p, o, Recompute::kNone) - one == 102'400LL * 4096);
+  // moe_act recompute drops the activation output of each copy: 2 copies · 2 B · 14336 per
+  // token (core attention, not in the list, stays stored).
+  o.moe_token_factor = 1.0;
+  p.recompute = Recompute::kSelective;
+  p.recompute_modules = kRecomputeMoeAct;
+  CHECK(one - layer_activation_bytes(m, 0, p, o, Recompute::kSelective) == 2LL * 2 * 14336 * 4096);
+  // Without moe_permute_fusion the unpermute's weighted copy (top_k · 2h per token) adds to
+  // the working memory.
+  p.recompute = Recompute::kNone;
+  const MemoryBreakdown fused = estimate_memory(m, p, 1LL << 40, o);
+  o.moe_permute_fusion = false;
+  const MemoryBreakdown unfused = estimate_memory(m, p, 1LL << 40, o);
+  if (!fused.peak_in_loss && !unfused.peak_in_loss) {
+    CHECK(unfused.working - fused.working == 2LL * 2 * 4096 * 4096);
+  }
+  // Expert-dp sharding of the optimizer over dp · tp · cp / (ep · etp) = 1: whole.
+  CHECK(fused.optimizer == 8 * ((fused.params_on_rank - fused.expert_params_on_rank) / 8 +
+                                fused.expert_params_on_rank));
+}
+
+TEST_CASE("expandable segments: reserved equals allocated") {
+  const ModelSpec m = zoo("llama3-8b");
+  ParallelConfig p;
+  p.seq_len = 4096;
+  p.global_batch = 8;
+  p.dp = 8;
+  MemoryOptions o = megatron_bridge_perf_options();
+  const MemoryBreakdown r = estimate_memory(m, p, 1LL << 40, o);
+  CHECK(r.fragmentation == 0);
+  CHECK(r.reserved == r.total);
+  CHECK(r.gradients == 2 * r.params_on_rank);
 }

@@ -1,0 +1,181 @@
+// Activation memory of one decoder layer and the micro-batches a pipeline stage holds (see
+// memory.h for the contract).
+//
+// Per layer per micro-batch (Korthikanti et al. 2022, Sec. 4), bytes per token of the rank's
+// s/cp tokens, bf16 tensors (2 B), 1-byte dropout masks:
+//   norms      2h per norm input (norms_per_layer of them; 2 → 4h)
+//   attn_in    g·h   input of the q/k/v projections (norm output)
+//   q, k       2·(heads·dqk) + 2·(kv_heads·dqk)  (MLA: + 2·(q_lora + kv_lora + rope) latents)
+//   v          2·(kv_heads·dv)                   (MLA: 2·(heads·dv), V is up-projected)
+//   core       unfused: softmax output 2·a·s, + dropout mask a·s and dropout output 2·a·s with
+//              dropout (5as); flash: log-sum-exp 4·a
+//   o          2·(heads·dv)  the attention output (kept by flash attention and, in bf16, also
+//              the input of the output projection); FP8 adds its g·(heads·dv) copy
+//   mlp_in     g·h   input of the MLP / router / shared experts (norm output)
+//   mlp        fc1 output kept by the activation (2·ffn, gated 2·2ffn) + the activation's
+//              output, input of fc2 (g·ffn)
+//   moe        per routed token copy: permuted input g·h + fc1 output + activation output +
+//              2h expert output (kept by the unpermute for the probabilities' gradient);
+//              + shared experts' mlp term + 4·E router logits (fp32)
+//   masks      h after attention and h after the MLP, with dropout
+// g = bytes per element of a saved GEMM input: 2 in bf16; with FP8 recipes Transformer Engine's
+// Linear / GroupedLinear save the quantized input they need for the weight gradient (te
+// module/linear.py, grouped_linear.py: the column-wise FP8 copy): 1 B (per-tensor scaling),
+// 1 + 1/32 (MXFP8's E8M0 scale per 32, FP8 block scaling's fp32 scale per 128), 0.5 + 1/16
+// (NVFP4, FP8 scale per 16).
+// GPT (heads·dh = h, kv_heads = heads, ffn = 4h, plain, dropout, unfused, bf16):
+//   4h + 2h + 4h + 2h + 5as + 2h + 2h + 16h + 2h = 34h + 5as, Korthikanti's sbh(34 + 5as/h).
+// Tensor parallelism divides everything by tp with sequence parallelism; without it the norm
+// inputs, attn_in, mlp_in and the masks stay whole: sbh(10 + 24/t + 5as/(ht)). Expert
+// activations follow the tokens (/tp under SP) times the busiest EP rank's token factor.
+// Context parallelism makes s → s/cp. Selective recompute drops what the recomputed modules
+// rebuild; offloaded modules' saved tensors leave the GPU.
+#include <algorithm>
+#include <string>
+
+#include "workload/memory.h"
+
+namespace fleetsim {
+namespace {
+
+// Bytes per element of a saved GEMM input, in 32nds.
+int64_t gemm_input_32nds(PrecisionRecipe r) {
+  switch (r) {
+    case PrecisionRecipe::kBf16:
+      return 64;
+    case PrecisionRecipe::kFp8Delayed:
+    case PrecisionRecipe::kFp8Current:
+      return 32;
+    case PrecisionRecipe::kFp8Block:
+    case PrecisionRecipe::kMxfp8:
+      return 33;
+    case PrecisionRecipe::kNvfp4:
+      return 18;
+  }
+  return 64;
+}
+
+}  // namespace
+
+bool parse_offload_module(const std::string& s, unsigned* bit) {
+  static const std::pair<const char*, unsigned> kNames[] = {
+      {"attn_norm", kOffloadAttnNorm},   {"core_attn", kOffloadCoreAttn},
+      {"attn_proj", kOffloadAttnProj},   {"mlp_norm", kOffloadMlpNorm},
+      {"expert_fc1", kOffloadExpertFc1}, {"moe_act", kOffloadMoeAct}};
+  for (const auto& [name, b] : kNames) {
+    if (s == name) {
+      *bit = b;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<int> stage_layers(const ModelSpec& m, const ParallelConfig& p, int stage) {
+  const int blocks = p.pp * p.vp;
+  const int base = m.layers / blocks;
+  const int extra = m.layers % blocks;
+  std::vector<int> out;
+  for (int c = 0; c < p.vp; ++c) {
+    const int block = c * p.pp + stage;
+    const int start = block * base + std::min(block, extra);
+    const int n = base + (block < extra ? 1 : 0);
+    for (int i = start; i < start + n; ++i)
+      out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<int> in_flight_per_chunk(const ParallelConfig& p, int stage) {
+  const int64_t mb = p.global_batch > 0 ? std::max(1, p.micro_batches()) : int64_t{1} << 30;
+  std::vector<int> out(p.vp, 0);
+  if (p.vp <= 1) {
+    out[0] = static_cast<int>(std::min<int64_t>(p.pp - stage, mb));
+    return out;
+  }
+  const int64_t warmup = int64_t{p.pp - stage - 1} * 2 + int64_t{p.vp - 1} * p.pp;
+  const int64_t passes = std::min<int64_t>(warmup + 1, mb * p.vp);
+  for (int64_t k = 0; k < passes; ++k)
+    ++out[(k / p.pp) % p.vp];
+  return out;
+}
+
+// size-exception: one accounting table, term by term as in the file comment
+int64_t layer_activation_bytes(const ModelSpec& m, int layer, const ParallelConfig& p,
+                               const MemoryOptions& o, Recompute recompute) {
+  const AttentionSpec& a = m.attention;
+  const int64_t h = m.hidden;
+  const int64_t s = p.seq_len / p.cp;
+  const int64_t tokens = s * p.micro_batch;
+  const int64_t mask = o.dropout ? 1 : 0;
+  const bool sp = p.sequence_parallel || p.tp == 1;
+  const int64_t g32 = gemm_input_32nds(p.precision);  // saved GEMM input, 32nds of a byte
+  const bool fp8 = p.precision != PrecisionRecipe::kBf16;
+  const auto off = [&](unsigned module) { return (o.offload_modules & module) != 0; };
+
+  const bool moe = layer >= m.layers ? is_moe(m) : is_moe_layer(m, layer);
+  // Selective recompute of a module (Megatron's --recompute-modules): what it recomputes in
+  // backward is not stored, only its input (which another term already counts).
+  const bool selective = recompute == Recompute::kSelective;
+  auto recomputed = [&](unsigned module) { return selective && (p.recompute_modules & module); };
+  // Per-token bytes in 32nds, kept whole on every TP rank without SP, and split over TP.
+  int64_t norms = 0;
+  if (!recomputed(kRecomputeLayernorm)) {
+    for (int n = 0; n < m.norms_per_layer; ++n) {
+      const bool offloaded = (n == 0 && off(kOffloadAttnNorm)) || (n == 1 && off(kOffloadMlpNorm));
+      norms += offloaded ? 0 : 64 * h;
+    }
+  }
+  int64_t replicated = norms + g32 * h /*attn_in*/ + g32 * h /*mlp_in*/ + 64 * mask * h /*masks*/;
+  int64_t split = 0;
+  const int64_t o_width = a.kind == AttentionKind::kMla ? int64_t{a.heads} * a.v_head_dim
+                                                        : int64_t{a.heads} * a.head_dim;
+  const bool core_off = off(kOffloadCoreAttn);
+  if (a.kind == AttentionKind::kMla) {
+    const int64_t qk = int64_t{a.heads} * (a.qk_nope_head_dim + a.qk_rope_head_dim);
+    // Latents, q, k, v (inputs of the fused attention). With mla_up_proj recomputed, q, k and
+    // v are rebuilt from the latents.
+    split += 64 * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim);
+    if (!recomputed(kRecomputeMlaUpProj) && !core_off) split += 64 * (2 * qk + o_width);
+  } else if (!core_off) {
+    const int64_t qw = int64_t{a.heads} * a.head_dim;
+    const int64_t kvw = int64_t{a.kv_heads} * a.head_dim;
+    split += 64 * (qw + kvw) + 64 * kvw;
+  }
+  // The attention output: kept by the attention kernel, and (the same tensor in bf16, an FP8
+  // copy otherwise) by the output projection.
+  if (fp8) {
+    split += (core_off ? 0 : 64 * o_width) + (off(kOffloadAttnProj) ? 0 : g32 * o_width);
+  } else if (!(core_off && off(kOffloadAttnProj))) {
+    split += 64 * o_width;
+  }
+  if (!core_off &&
+      (recompute == Recompute::kNone || (selective && !recomputed(kRecomputeCoreAttn)))) {
+    split +=
+        o.flash_attention ? 32 * 4 * int64_t{a.heads} : 32 * (2 + 3 * mask) * int64_t{a.heads} * s;
+  }
+  // MLP: fc1 output kept by the activation (2 B per width, twice for gated) + fc2's input.
+  const int64_t fc1_out = m.mlp == MlpKind::kGated ? 128 : 64;
+  const bool mlp_recomputed = recomputed(kRecomputeMlp);
+  if (moe) {
+    const int64_t f = m.moe.expert_ffn;
+    // One routed copy: permuted input, fc1 output, activation output (recomputed with
+    // moe_act), expert output kept for the combine.
+    const int64_t copy = (off(kOffloadExpertFc1) ? 0 : g32 * h) +
+                         (off(kOffloadMoeAct) ? 0 : fc1_out * f) +
+                         (recomputed(kRecomputeMoeAct) ? 0 : g32 * f) + 64 * h;
+    const int64_t copies_x1000 =
+        static_cast<int64_t>(static_cast<double>(m.moe.top_k) * o.moe_token_factor * 1000 + 0.5);
+    split += copy * copies_x1000 / 1000 +
+             (mlp_recomputed
+                  ? 0
+                  : int64_t{m.moe.shared_experts} * (fc1_out + g32) * m.moe.shared_expert_ffn) +
+             32 * 4 * int64_t{m.moe.experts};
+  } else {
+    split += mlp_recomputed ? 0 : (fc1_out + g32) * m.ffn;
+  }
+  const int64_t per_token_32 = sp ? (replicated + split) / p.tp : replicated + split / p.tp;
+  return per_token_32 * tokens / 32;
+}
+
+}  // namespace fleetsim
