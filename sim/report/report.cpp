@@ -116,13 +116,22 @@ ojson memory_obj(const MemoryBreakdown& m) {
           {"optimizer_gib", gib(m.optimizer)},
           {"master_weights_gib", gib(m.master_weights)},
           {"activations_gib", gib(m.activations)},
+          {"working_gib", gib(m.working)},
           {"comm_buffers_gib", gib(m.comm_buffers)},
           {"total_gib", gib(m.total)},
+          {"reserved_gib", gib(m.reserved)},
+          {"device_overhead_gib", gib(m.device_overhead)},
           {"capacity_gib", gib(m.capacity)},
           {"fits", m.fits},
           {"stage", m.stage},
           {"layers_on_stage", m.layers_on_stage},
           {"in_flight_microbatches", m.in_flight_microbatches},
+          {"peak",
+           {{"forward_microbatch", m.peak_forward_microbatch},
+            {"forward_chunk", m.peak_forward_chunk},
+            {"backward_microbatch", m.peak_backward_microbatch},
+            {"backward_chunk", m.peak_backward_chunk},
+            {"in_loss", m.peak_in_loss}}},
           {"params_on_rank", m.params_on_rank}};
 }
 }  // namespace
