@@ -8,73 +8,116 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/simulator.h"
 #include "net/flow_network.h"
 
 namespace fleetsim::step_internal {
+namespace {
 
-Time CommModel::time(Dim d, CollOp op, double bytes) {
-  if (bytes <= 0) return Time::zero();
-  const auto key = std::make_tuple(static_cast<int>(d), static_cast<int>(op),
-                                   static_cast<int64_t>(std::llround(bytes)));
-  auto it = memo_.find(key);
-  if (it != memo_.end()) return it->second;
-  const Time t = simulate(d, op, bytes);
-  memo_.emplace(key, t);
-  return t;
-}
+struct Done final : EventHandler {
+  std::vector<Time> end;
+  void on_event(Simulator& sim, uint64_t tag) override { end[tag] = sim.now(); }
+};
 
-Time CommModel::ep_dispatch(double tokens, double bytes_per_copy, int experts, int top_k) {
-  const auto key = std::make_tuple(static_cast<int64_t>(std::llround(tokens)),
-                                   static_cast<int64_t>(std::llround(bytes_per_copy)), experts);
-  auto it = ep_memo_.find(key);
-  if (it != ep_memo_.end()) return it->second;
-  const auto groups = colocated_groups(Dim::kEp);
-  auto hit = [&](double e) {
-    return 1.0 - std::pow(1.0 - e / experts, static_cast<double>(top_k));
-  };
-  Simulator sim;
-  FlowNetwork net(sim, topo_.links());
+// Starts every plan at time zero on `net`, runs `sim` to the end and returns the time the last
+// plan finished.
+Time run_wave(std::vector<CollectivePlan> plans, const CollectiveParams& params, Simulator& sim,
+              FlowNetwork& net) {
   Done done;
-  done.end.assign(groups.size(), Time::zero());
+  done.end.assign(plans.size(), Time::zero());
   std::vector<std::unique_ptr<CollectiveRun>> runs;
-  for (size_t gi = 0; gi < groups.size(); ++gi) {
-    const auto& grp = groups[gi];
-    const size_t n = grp.size();
-    const double per_rank = static_cast<double>(experts) / static_cast<double>(n);
-    std::map<int, int> on_node;
-    for (int g : grp)
-      on_node[topo_.node_of(g)]++;
-    std::vector<std::vector<double>> bytes(n, std::vector<double>(n, 0.0));
-    for (size_t i = 0; i < n; ++i) {
-      for (size_t j = 0; j < n; ++j) {
-        if (i == j) continue;
-        const int ni = topo_.node_of(grp[i]), nj = topo_.node_of(grp[j]);
-        if (ni == nj) {
-          bytes[i][j] = tokens * hit(per_rank) * bytes_per_copy;
-        } else {
-          const int g = on_node[nj];
-          bytes[i][j] = tokens * hit(per_rank * g) * bytes_per_copy / g;
-        }
-      }
-    }
-    runs.push_back(std::make_unique<CollectiveRun>(
-        params_, plan_alltoallv(topo_, params_, grp, bytes, seed_ + gi)));
-    runs.back()->start(sim, net, &done, gi);
+  for (size_t i = 0; i < plans.size(); ++i) {
+    runs.push_back(std::make_unique<CollectiveRun>(params, std::move(plans[i])));
+    runs.back()->start(sim, net, &done, i);
   }
   sim.run();
   Time worst = Time::zero();
   for (const Time& t : done.end)
     worst = std::max(worst, t);
-  ep_memo_.emplace(key, worst);
   return worst;
+}
+
+// FLEETSIM_DEBUG: why algorithm `a` could not be planned, with the NVLink domains of each group.
+void debug_unplannable(const Topology& topo, Algorithm a, const InternalError& e,
+                       const std::vector<std::vector<int>>& groups) {
+  if (!std::getenv("FLEETSIM_DEBUG")) return;
+  std::fprintf(stderr, "%s %s groups=%zu\n", to_string(a), e.what(), groups.size());
+  for (auto& gg : groups) {
+    std::map<int, int> dc;
+    for (int x : gg)
+      dc[topo.domain_of(x)]++;
+    for (auto& [k, v] : dc)
+      std::fprintf(stderr, " d%d:%d", k, v);
+    std::fprintf(stderr, " |");
+  }
+}
+
+}  // namespace
+
+CommModel::Key CommModel::key(Dim d, CollOp op, double bytes) {
+  return std::make_tuple(static_cast<int>(d), static_cast<int>(op),
+                         static_cast<int64_t>(std::llround(bytes)));
+}
+
+Time CommModel::time(Dim d, CollOp op, double bytes) {
+  if (bytes <= 0) return Time::zero();
+  const Key k = key(d, op, bytes);
+  auto it = memo_.find(k);
+  if (it != memo_.end()) return it->second;
+  const Time t = simulate(d, op, bytes);
+  memo_.emplace(k, t);
+  return t;
+}
+
+Time CommModel::ep_dispatch(double tokens, double bytes_per_copy, int experts, int top_k) {
+  const auto k = std::make_tuple(static_cast<int64_t>(std::llround(tokens)),
+                                 static_cast<int64_t>(std::llround(bytes_per_copy)), experts);
+  auto it = ep_memo_.find(k);
+  if (it != ep_memo_.end()) return it->second;
+  const auto groups = colocated_groups(Dim::kEp);
+  std::vector<CollectivePlan> plans;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const auto bytes = ep_dispatch_bytes(groups[gi], tokens, bytes_per_copy, experts, top_k);
+    plans.push_back(plan_alltoallv(topo_, params_, groups[gi], bytes, seed_ + gi));
+  }
+  Simulator sim;
+  FlowNetwork net(sim, topo_.links());
+  const Time worst = run_wave(std::move(plans), params_, sim, net);
+  ep_memo_.emplace(k, worst);
+  return worst;
+}
+
+std::vector<std::vector<double>> CommModel::ep_dispatch_bytes(const std::vector<int>& grp,
+                                                              double tokens, double bytes_per_copy,
+                                                              int experts, int top_k) const {
+  auto hit = [&](double e) {
+    return 1.0 - std::pow(1.0 - e / experts, static_cast<double>(top_k));
+  };
+  const size_t n = grp.size();
+  const double per_rank = static_cast<double>(experts) / static_cast<double>(n);
+  std::map<int, int> on_node;
+  for (int g : grp)
+    on_node[topo_.node_of(g)]++;
+  std::vector<std::vector<double>> bytes(n, std::vector<double>(n, 0.0));
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const int ni = topo_.node_of(grp[i]), nj = topo_.node_of(grp[j]);
+      if (ni == nj) {
+        bytes[i][j] = tokens * hit(per_rank) * bytes_per_copy;
+      } else {
+        const int g = on_node[nj];
+        bytes[i][j] = tokens * hit(per_rank * g) * bytes_per_copy / g;
+      }
+    }
+  }
+  return bytes;
 }
 
 void CommModel::account(Dim d, CollOp op, double bytes, double occurrences) {
   if (bytes <= 0 || occurrences <= 0) return;
   time(d, op, bytes);
-  const auto key = std::make_tuple(static_cast<int>(d), static_cast<int>(op),
-                                   static_cast<int64_t>(std::llround(bytes)));
-  const auto& lb = link_memo_[key];
+  const auto& lb = link_memo_[key(d, op, bytes)];
   if (link_bytes_.empty()) {
     link_bytes_.assign(topo_.links().size(), 0.0);
     link_sat_.assign(topo_.links().size(), 0.0);
@@ -135,37 +178,17 @@ Time CommModel::simulate(Dim d, CollOp op, double bytes) {
   std::vector<WaveLink> best_links;
   const Bytes size(static_cast<int64_t>(std::llround(bytes)));
   for (Algorithm a : algos) {
-    Simulator sim;
-    FlowNetwork net(sim, topo_.links());
-    Done done;
-    done.end.assign(groups.size(), Time::zero());
     std::vector<CollectivePlan> plans;
     try {
       for (size_t i = 0; i < groups.size(); ++i)
         plans.push_back(plan_collective(topo_, params_, op, a, size, groups[i], seed_ + i));
     } catch (const InternalError& e) {
-      if (std::getenv("FLEETSIM_DEBUG")) {
-        std::fprintf(stderr, "%s %s groups=%zu\n", to_string(a), e.what(), groups.size());
-        for (auto& gg : groups) {
-          std::map<int, int> dc;
-          for (int x : gg)
-            dc[topo_.domain_of(x)]++;
-          for (auto& [k, v] : dc)
-            std::fprintf(stderr, " d%d:%d", k, v);
-          std::fprintf(stderr, " |");
-        }
-      }
+      debug_unplannable(topo_, a, e, groups);
       continue;  // this algorithm cannot run on the placement (e.g. uneven NVLink domains)
     }
-    std::vector<std::unique_ptr<CollectiveRun>> runs;
-    for (size_t i = 0; i < groups.size(); ++i) {
-      runs.push_back(std::make_unique<CollectiveRun>(params_, std::move(plans[i])));
-      runs.back()->start(sim, net, &done, i);
-    }
-    sim.run();
-    Time worst = Time::zero();
-    for (const Time& t : done.end)
-      worst = std::max(worst, t);
+    Simulator sim;
+    FlowNetwork net(sim, topo_.links());
+    const Time worst = run_wave(std::move(plans), params_, sim, net);
     if (worst < best) {
       best = worst;
       best_links.clear();
@@ -181,8 +204,7 @@ Time CommModel::simulate(Dim d, CollOp op, double bytes) {
                          to_string(op) +
                          " on this rank placement (groups split unevenly over NVLink domains)");
   }
-  link_memo_[std::make_tuple(static_cast<int>(d), static_cast<int>(op),
-                             static_cast<int64_t>(std::llround(bytes)))] = best_links;
+  link_memo_[key(d, op, bytes)] = best_links;
   return best;
 }
 

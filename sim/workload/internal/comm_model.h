@@ -1,4 +1,10 @@
 // Collective durations of the step simulator, from sim/coll on the cluster topology.
+//
+// Every group of a parallel dimension that shares nodes with the dimension's first group runs
+// the collective at the same time on one flow network (a "wave"), so the groups contend for the
+// same NICs and links as they do on the real machine. Results are memoized per dimension,
+// operation and size (bytes rounded to whole bytes); the links a wave used are kept for the USE
+// view (link_bytes / link_saturated_s after account()).
 #pragma once
 
 #include <cstdint>
@@ -7,16 +13,11 @@
 #include <vector>
 
 #include "coll/collective.h"
-#include "core/simulator.h"
 #include "topo/topology.h"
 #include "workload/internal/placement.h"
 #include "workload/layer_costs.h"
 
 namespace fleetsim::step_internal {
-
-// ---------------------------------------------------------------------------------------------
-// Collective durations: every group of a dimension that shares nodes with the first group runs
-// the collective at the same time on one flow network.
 
 class CommModel {
  public:
@@ -25,11 +26,10 @@ class CommModel {
       : topo_(topo), params_(params), G_(G), seed_(seed), rpd_(ranks_per_domain) {}
 
   // Physical GPU of rank r.
-  int gpu_of(int r) const {
-    if (rpd_ <= 0) return r;
-    return (r / rpd_) * topo_.gpus_per_domain() + r % rpd_;
-  }
+  int gpu_of(int r) const { return gpu_of_rank(r, rpd_, topo_.gpus_per_domain()); }
 
+  // Duration of collective `op` of `bytes` per rank over a group of dimension d (zero for no
+  // bytes); throws InputError when no algorithm can run on the placement.
   Time time(Dim d, CollOp op, double bytes);
   const std::vector<double>& link_bytes() const { return link_bytes_; }
   const std::vector<double>& link_saturated_s() const { return link_sat_; }
@@ -45,13 +45,15 @@ class CommModel {
   void account(Dim d, CollOp op, double bytes, double occurrences);
 
  private:
+  using Key = std::tuple<int, int, int64_t>;  // (dim, op, bytes)
+  static Key key(Dim d, CollOp op, double bytes);
+  // The groups of dimension d whose nodes are those of its first group, as physical GPUs.
   std::vector<std::vector<int>> colocated_groups(Dim d);
-
-  struct Done final : EventHandler {
-    std::vector<Time> end;
-    void on_event(Simulator& sim, uint64_t tag) override { end[tag] = sim.now(); }
-  };
-
+  // Bytes each rank of `grp` sends each other rank in a DeepEP-style dispatch (ep_dispatch).
+  std::vector<std::vector<double>> ep_dispatch_bytes(const std::vector<int>& grp, double tokens,
+                                                     double bytes_per_copy, int experts,
+                                                     int top_k) const;
+  // The fastest candidate algorithm's wave (memoizes the links it used).
   Time simulate(Dim d, CollOp op, double bytes);
 
   const Topology& topo_;
@@ -59,14 +61,14 @@ class CommModel {
   const Geometry& G_;
   uint64_t seed_;
   int rpd_;
-  std::map<std::tuple<int, int, int64_t>, Time> memo_;
+  std::map<Key, Time> memo_;
   std::map<std::tuple<int64_t, int64_t, int>, Time> ep_memo_;
   struct WaveLink {
     uint32_t link;
     double bytes;
     double saturated_s;
   };
-  std::map<std::tuple<int, int, int64_t>, std::vector<WaveLink>> link_memo_;
+  std::map<Key, std::vector<WaveLink>> link_memo_;
   std::vector<double> link_sat_;
   std::map<int, std::vector<std::vector<int>>> groups_;
   std::vector<double> link_bytes_;

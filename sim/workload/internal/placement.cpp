@@ -23,11 +23,11 @@ std::vector<int> group_of(const Geometry& G, Dim d, int g) {
     case Dim::kEp:
     case Dim::kEdp: {
       // Megatron expert order inside a stage: r = etp_rank + etp·(ep_rank + ep·edp_rank).
-      const int per_stage = G.tp * G.cp * G.dp;
+      const int per_stage = G.ranks_per_stage();
       const int base = s * per_stage;
       const int r = g - base;
       const int etp_rank = r % G.etp;
-      const int ep_rank = (r / G.etp) % G.ep;
+      const int ep_rank = G.ep_rank_of(g);
       const int edp_rank = r / (G.etp * G.ep);
       const int edp = per_stage / (G.etp * G.ep);
       if (d == Dim::kEp) {

@@ -1,5 +1,10 @@
-// Rank geometry of the step simulator: Megatron-LM's rank order (tp fastest, then cp, dp, pp),
-// the TP units (one per TP group) and the GPUs of each parallel group.
+// Rank placement of the step simulator.
+//
+// Ranks follow Megatron-LM's default order (tp fastest, then cp, dp, pp):
+// rank = tp_rank + tp·(cp_rank + cp·(dp_rank + dp·pp_rank)). The ranks of one TP group form a
+// "TP unit", the thing the replay engine simulates (unit = rank / tp). Expert groups use
+// Megatron's expert order inside a pipeline stage (etp fastest, then ep, then expert-DP).
+// Rank r runs on GPU r unless ranks are placed on part of each NVLink domain (gpu_of_rank).
 #pragma once
 
 #include <vector>
@@ -7,9 +12,6 @@
 #include "workload/layer_costs.h"
 
 namespace fleetsim::step_internal {
-
-// ---------------------------------------------------------------------------------------------
-// Rank geometry
 
 struct Geometry {
   int tp, cp, dp, pp, ep, etp;
@@ -25,9 +27,20 @@ struct Geometry {
   int gpu(int tp_rank, int cp_rank, int dp_rank, int pp_rank) const {
     return tp_rank + tp * unit(cp_rank, dp_rank, pp_rank);
   }
+  int ranks_per_stage() const { return tp * cp * dp; }
+  // EP rank of rank g in Megatron's expert order: r = etp_rank + etp·(ep_rank + ep·edp_rank),
+  // with r the rank's index inside its pipeline stage.
+  int ep_rank_of(int g) const { return ((g % ranks_per_stage()) / etp) % ep; }
 };
 
-// GPUs of the group of dimension `d` that contains GPU g.
+// Ranks of the group of dimension `d` that contains rank g (kPp: g and its successor stage).
 std::vector<int> group_of(const Geometry& G, Dim d, int g);
+
+// Physical GPU of rank r when `ranks_per_domain` ranks fill each NVLink domain of
+// `gpus_per_domain` GPUs (0 = every GPU): (r / ranks_per_domain)·gpus_per_domain + r mod it.
+inline int gpu_of_rank(int r, int ranks_per_domain, int gpus_per_domain) {
+  if (ranks_per_domain <= 0) return r;
+  return (r / ranks_per_domain) * gpus_per_domain + r % ranks_per_domain;
+}
 
 }  // namespace fleetsim::step_internal

@@ -1,17 +1,25 @@
 // The instruction program of one pipeline stage, which the replay engine runs for every TP unit
-// of the stage.
+// of the stage (all TP units of a stage run the same program; only their speed and MoE loads
+// differ).
+//
+// A program is the stage's 1F1B / interleaved order (schedule.h) unrolled into instructions:
+// each layer's compute segments and blocking EP / CP synchronisations (layer_costs.h), pipeline
+// sends and receives, and the data-parallel stream's collectives (gradient reduce-scatter /
+// all-reduce per bucket overlapped with the last micro-batch's backward, the distributed
+// optimizer's parameter all-gather overlapped with the first forward, FSDP's per-layer gathers
+// and reductions), then the optimizer step.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "core/time.h"
+#include "workload/internal/comm_model.h"
 #include "workload/layer_costs.h"
+#include "workload/step.h"
 
 namespace fleetsim::step_internal {
-
-// ---------------------------------------------------------------------------------------------
-// Programs: the instruction stream of one pipeline stage (identical for every TP unit of it).
 
 enum class Op : uint8_t {
   kCompute,   // a: compute time at speed 1, b: exposed TP time
@@ -38,7 +46,31 @@ struct Instr {
 
 struct Stage {
   std::vector<Instr> prog;
-  int dp_slots = 0;
+  int dp_slots = 0;  // DP-stream collectives (slots) the program launches
 };
+
+// Collectives one TP unit of a stage issues per step: call → how many times.
+using CollCounts = std::map<CollCall, double>;
+
+// What every stage's program is built from.
+struct ProgramInput {
+  const ModelSpec& model;
+  const ParallelConfig& par;
+  const FrameworkOptions& fw;
+  LayerCostModel& costs;
+  CommModel& comm;
+  const std::vector<int>& layers_per_vstage;
+  const std::vector<int>& first_layer;  // first decoder layer of each virtual stage
+  const std::vector<int>& moe_index;    // per layer: index among the MoE layers, −1 if dense
+  int micro_batches;
+};
+
+// Index of each decoder layer among the MoE layers (−1 for dense layers); asserts that a
+// non-empty load table `moe` matches the model, the micro-batches and ep.
+std::vector<int> moe_layer_index(const ModelSpec& m, const MoeLoadTable& moe, int micro_batches,
+                                 int ep);
+
+// The program of pipeline stage `stage`; adds the collectives it issues to `counts`.
+Stage build_stage_program(const ProgramInput& in, int stage, CollCounts* counts);
 
 }  // namespace fleetsim::step_internal

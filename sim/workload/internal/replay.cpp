@@ -104,8 +104,17 @@ int Engine::neighbour(int unit_id, int dir, int chunk, int* peer_chunk) const {
 }
 
 void Engine::resume(Simulator& sim, int u, int64_t at) {
-  units_[u].blocked = 0;
+  units_[u].blocked = kRunning;
+  wake(sim, u, at);
+}
+
+void Engine::wake(Simulator& sim, int u, int64_t at) {
   sim.schedule_at(Time::from_ps(at), this, static_cast<uint64_t>(u));
+}
+
+void Engine::block(Unit& U, int kind, int64_t now) {
+  U.blocked = kind;
+  U.block_start = Time::from_ps(now);
 }
 
 void Engine::advance(Simulator& sim, int u) {
@@ -114,144 +123,175 @@ void Engine::advance(Simulator& sim, int u) {
   const std::vector<Instr>& prog = stages_[G_.stage_of_unit(id)].prog;
   const int64_t now = sim.now().ps();
   while (U.pc < prog.size()) {
-    const Instr& in = prog[U.pc];
-    switch (in.op) {
-      case Op::kCompute: {
-        const double load = in.moe >= 0 ? moe_factor(u, in.moe, in.mb) : 1.0;
-        const int64_t c = static_cast<int64_t>(std::llround(in.a.ps() * load / U.speed));
-        const int64_t dur = c + in.b.ps();
-        U.t_compute += c;
-        U.t_tp += in.b.ps();
-        record(u, "compute", in.name, now, dur);
-        ++U.pc;
-        sim.schedule_at(Time::from_ps(now + dur), this, static_cast<uint64_t>(u));
-        return;
-      }
-      case Op::kOptimizer: {
-        const int64_t dur = static_cast<int64_t>(std::llround(in.a.ps() / U.speed));
-        U.t_opt += dur;
-        record(u, "compute", in.name, now, dur);
-        ++U.pc;
-        sim.schedule_at(Time::from_ps(now + dur), this, static_cast<uint64_t>(u));
-        return;
-      }
-      case Op::kSend: {
-        int pc_chunk = 0;
-        const int peer = neighbour(id, in.dir, in.chunk, &pc_chunk);
-        const int pi = index_[peer];
-        const int64_t arrive = now + in.a.ps();
-        record(u, "pp", in.name, now, in.a.ps());
-        if (pi >= 0) {
-          Unit& P = units_[pi];
-          P.arrivals[arr_index(in.dir, pc_chunk, in.mb)] = arrive;
-          if (P.blocked == 1) {
-            const Instr& w = stages_[G_.stage_of_unit(peer)].prog[P.pc];
-            if (w.op == Op::kRecv && w.dir == in.dir && w.chunk == pc_chunk && w.mb == in.mb) {
-              finish_recv(P, arrive, in.a.ps());
-              ++P.pc;
-              resume(sim, pi, std::max(arrive, P.block_start.ps()));
-            }
-          }
-        }
-        ++U.pc;
-        continue;
-      }
-      case Op::kRecv: {
-        const int64_t t = U.arrivals[arr_index(in.dir, in.chunk, in.mb)];
-        if (t < 0) {
-          U.blocked = 1;
-          U.block_start = Time::from_ps(now);
-          return;
-        }
-        ++U.pc;
-        if (t > now) {
-          U.block_start = Time::from_ps(now);
-          finish_recv(U, t, p2p_[in.dir].ps());
-          sim.schedule_at(Time::from_ps(t), this, static_cast<uint64_t>(u));
-          return;
-        }
-        continue;
-      }
-      case Op::kSync: {
-        const int d = static_cast<int>(in.dim);
-        const int c = comp_[d][id];
-        Barrier& B = barriers_[d][c];
-        B.arrived++;
-        B.max_time = std::max(B.max_time, now);
-        B.waiting.push_back(u);
-        units_[u].blocked = 2;
-        units_[u].block_start = Time::from_ps(now);
-        ++U.pc;
-        if (B.arrived == comp_size_[d][c]) {
-          const int64_t dur = in.moe >= 0 && !moe_->empty()
-                                  ? static_cast<int64_t>(
-                                        std::llround(static_cast<double>(in.a.ps()) *
-                                                     static_cast<double>(moe_->a2a(in.moe, in.mb))))
-                                  : in.a.ps();
-          const int64_t end = B.max_time + dur;
-          for (int w : B.waiting) {
-            Unit& W = units_[w];
-            const int64_t waited = end - W.block_start.ps();
-            if (in.dim == Dim::kEp)
-              W.t_ep += waited;
-            else
-              W.t_cp += waited;
-            record(w, "compute", in.name, B.max_time, dur);
-            resume(sim, w, end);
-          }
-          B = Barrier{};
-        }
-        return;
-      }
-      case Op::kLaunch: {
-        const int d = static_cast<int>(in.dim);
-        const int c = comp_[d][id];
-        auto& pend = launches_[d][c];
-        auto& L = pend[in.slot];
-        L.arrived++;
-        L.max_time = std::max(L.max_time, now);
-        if (L.arrived == comp_size_[d][c]) {
-          int64_t& free = stream_free_[d][c];
-          const int64_t start = std::max(free, L.max_time);
-          const int64_t end = start + in.a.ps();
-          free = end;
-          // Every member learns the completion time; wake members waiting for it.
-          for (int x : members(d, c)) {
-            Unit& X = units_[x];
-            X.slot_done[in.slot] = end;
-            record(x, "dp", in.name, start, in.a.ps());
-            if (X.blocked == 3) {
-              const Instr& w = stages_[G_.stage_of_unit(unit_list_[x])].prog[X.pc];
-              if (w.op == Op::kWait && w.slot == in.slot) {
-                X.t_dp += std::max<int64_t>(0, end - X.block_start.ps());
-                ++X.pc;
-                resume(sim, x, std::max(end, X.block_start.ps()));
-              }
-            }
-          }
-          pend.erase(in.slot);
-        }
-        ++U.pc;
-        continue;
-      }
-      case Op::kWait: {
-        const int64_t t = U.slot_done[in.slot];
-        if (t < 0) {
-          U.blocked = 3;
-          U.block_start = Time::from_ps(now);
-          return;
-        }
-        ++U.pc;
-        if (t > now) {
-          U.t_dp += t - now;
-          sim.schedule_at(Time::from_ps(t), this, static_cast<uint64_t>(u));
-          return;
-        }
-        continue;
+    if (!execute(sim, u, prog[U.pc], now)) return;
+  }
+  U.end = now;
+}
+
+bool Engine::execute(Simulator& sim, int u, const Instr& in, int64_t now) {
+  switch (in.op) {
+    case Op::kCompute:
+      return exec_compute(sim, u, in, now);
+    case Op::kOptimizer:
+      return exec_optimizer(sim, u, in, now);
+    case Op::kSend:
+      return exec_send(sim, u, in, now);
+    case Op::kRecv:
+      return exec_recv(sim, u, in, now);
+    case Op::kSync:
+      return exec_sync(sim, u, in, now);
+    case Op::kLaunch:
+      return exec_launch(sim, u, in, now);
+    case Op::kWait:
+      return exec_wait(sim, u, in, now);
+  }
+  return false;
+}
+
+bool Engine::exec_compute(Simulator& sim, int u, const Instr& in, int64_t now) {
+  Unit& U = units_[u];
+  const double load = in.moe >= 0 ? moe_factor(u, in.moe, in.mb) : 1.0;
+  const int64_t c = static_cast<int64_t>(std::llround(in.a.ps() * load / U.speed));
+  const int64_t dur = c + in.b.ps();
+  U.t_compute += c;
+  U.t_tp += in.b.ps();
+  record(u, "compute", in.name, now, dur);
+  ++U.pc;
+  wake(sim, u, now + dur);
+  return false;
+}
+
+bool Engine::exec_optimizer(Simulator& sim, int u, const Instr& in, int64_t now) {
+  Unit& U = units_[u];
+  const int64_t dur = static_cast<int64_t>(std::llround(in.a.ps() / U.speed));
+  U.t_opt += dur;
+  record(u, "compute", in.name, now, dur);
+  ++U.pc;
+  wake(sim, u, now + dur);
+  return false;
+}
+
+bool Engine::exec_send(Simulator& sim, int u, const Instr& in, int64_t now) {
+  Unit& U = units_[u];
+  int pc_chunk = 0;
+  const int peer = neighbour(unit_list_[u], in.dir, in.chunk, &pc_chunk);
+  const int pi = index_[peer];
+  const int64_t arrive = now + in.a.ps();
+  record(u, "pp", in.name, now, in.a.ps());
+  if (pi >= 0) {
+    Unit& P = units_[pi];
+    P.arrivals[arr_index(in.dir, pc_chunk, in.mb)] = arrive;
+    if (P.blocked == kOnRecv) {
+      const Instr& w = stages_[G_.stage_of_unit(peer)].prog[P.pc];
+      if (w.op == Op::kRecv && w.dir == in.dir && w.chunk == pc_chunk && w.mb == in.mb) {
+        finish_recv(P, arrive, in.a.ps());
+        ++P.pc;
+        resume(sim, pi, std::max(arrive, P.block_start.ps()));
       }
     }
   }
-  U.end = now;
+  ++U.pc;
+  return true;
+}
+
+bool Engine::exec_recv(Simulator& sim, int u, const Instr& in, int64_t now) {
+  Unit& U = units_[u];
+  const int64_t t = U.arrivals[arr_index(in.dir, in.chunk, in.mb)];
+  if (t < 0) {  // not sent yet: the sender resumes this unit
+    block(U, kOnRecv, now);
+    return false;
+  }
+  ++U.pc;
+  if (t <= now) return true;
+  U.block_start = Time::from_ps(now);
+  finish_recv(U, t, p2p_[in.dir].ps());
+  wake(sim, u, t);
+  return false;
+}
+
+bool Engine::exec_sync(Simulator& sim, int u, const Instr& in, int64_t now) {
+  Unit& U = units_[u];
+  const int d = static_cast<int>(in.dim);
+  const int c = comp_[d][unit_list_[u]];
+  Barrier& B = barriers_[d][c];
+  B.arrived++;
+  B.max_time = std::max(B.max_time, now);
+  B.waiting.push_back(u);
+  block(U, kOnSync, now);
+  ++U.pc;
+  if (B.arrived < comp_size_[d][c]) return false;
+  // The last member arrived: the collective runs from then on, and every member resumes when
+  // it ends.
+  const int64_t dur =
+      in.moe >= 0 && !moe_->empty()
+          ? static_cast<int64_t>(std::llround(static_cast<double>(in.a.ps()) *
+                                              static_cast<double>(moe_->a2a(in.moe, in.mb))))
+          : in.a.ps();
+  const int64_t end = B.max_time + dur;
+  for (int w : B.waiting) {
+    Unit& W = units_[w];
+    const int64_t waited = end - W.block_start.ps();
+    if (in.dim == Dim::kEp)
+      W.t_ep += waited;
+    else
+      W.t_cp += waited;
+    record(w, "compute", in.name, B.max_time, dur);
+    resume(sim, w, end);
+  }
+  B = Barrier{};
+  return false;
+}
+
+bool Engine::exec_launch(Simulator& sim, int u, const Instr& in, int64_t now) {
+  const int d = static_cast<int>(in.dim);
+  const int c = comp_[d][unit_list_[u]];
+  auto& pend = launches_[d][c];
+  auto& L = pend[in.slot];
+  L.arrived++;
+  L.max_time = std::max(L.max_time, now);
+  if (L.arrived == comp_size_[d][c]) {
+    int64_t& free = stream_free_[d][c];
+    const int64_t start = std::max(free, L.max_time);
+    const int64_t end = start + in.a.ps();
+    free = end;
+    complete_launch(sim, d, c, in, start, end);
+    pend.erase(in.slot);
+  }
+  ++units_[u].pc;
+  return true;
+}
+
+// Every member of component c learns when DP-stream collective `in` ends; members waiting for it
+// resume then.
+void Engine::complete_launch(Simulator& sim, int d, int c, const Instr& in, int64_t start,
+                             int64_t end) {
+  for (int x : members(d, c)) {
+    Unit& X = units_[x];
+    X.slot_done[in.slot] = end;
+    record(x, "dp", in.name, start, in.a.ps());
+    if (X.blocked == kOnWait) {
+      const Instr& w = stages_[G_.stage_of_unit(unit_list_[x])].prog[X.pc];
+      if (w.op == Op::kWait && w.slot == in.slot) {
+        X.t_dp += std::max<int64_t>(0, end - X.block_start.ps());
+        ++X.pc;
+        resume(sim, x, std::max(end, X.block_start.ps()));
+      }
+    }
+  }
+}
+
+bool Engine::exec_wait(Simulator& sim, int u, const Instr& in, int64_t now) {
+  Unit& U = units_[u];
+  const int64_t t = U.slot_done[in.slot];
+  if (t < 0) {  // not launched by every member yet: complete_launch resumes this unit
+    block(U, kOnWait, now);
+    return false;
+  }
+  ++U.pc;
+  if (t <= now) return true;
+  U.t_dp += t - now;
+  wake(sim, u, t);
+  return false;
 }
 
 void Engine::finish_recv(Unit& U, int64_t arrive, int64_t transfer) {
@@ -274,13 +314,9 @@ const std::vector<int>& Engine::members(int d, int c) {
 double Engine::moe_factor(int u, int layer, int mb) const {
   if (moe_->empty()) return 1.0;
   const int id = unit_list_[u];
-  const int per_stage = G_.tp * G_.cp * G_.dp;
   double f = 0;
-  for (int t = 0; t < G_.tp; ++t) {
-    const int r = (id * G_.tp + t) % per_stage;
-    const int q = (r / G_.etp) % G_.ep;
-    f = std::max(f, static_cast<double>(moe_->rank(layer, mb, q)));
-  }
+  for (int t = 0; t < G_.tp; ++t)
+    f = std::max(f, static_cast<double>(moe_->rank(layer, mb, G_.ep_rank_of(id * G_.tp + t))));
   return f;
 }
 

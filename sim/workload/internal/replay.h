@@ -1,4 +1,14 @@
-// The replay engine of the step simulator: runs every TP unit's stage program as events.
+// The replay engine of the step simulator: runs every simulated TP unit's stage program
+// (program.h) as events on one Simulator.
+//
+// A unit executes instructions until one takes time or waits: compute and the optimizer step
+// take their time at the unit's speed (the slowest GPU of the TP group) and MoE load; a pipeline
+// receive waits for the matching send of the neighbouring stage; an EP / CP synchronisation
+// waits for every unit of its group (a "component": units connected through groups of that
+// dimension), then lasts the collective's time; DP-stream collectives start once every member
+// has launched them and run one after another on the component's stream, and a wait blocks
+// until its collective ends. Time spent is charged to the unit's breakdown (compute, exposed
+// TP / CP / EP / PP / DP, bubble, optimizer).
 #pragma once
 
 #include <cstdint>
@@ -14,16 +24,16 @@
 
 namespace fleetsim::step_internal {
 
-// ---------------------------------------------------------------------------------------------
-// The replay engine
-
 class Engine final : public EventHandler {
  public:
+  // What a unit is blocked on (Unit::blocked).
+  enum Blocked : int { kRunning = 0, kOnRecv = 1, kOnSync = 2, kOnWait = 3 };
+
   struct Unit {
     size_t pc = 0;
     double speed = 1.0;
     Time block_start;
-    int blocked = 0;  // 0 running; 1 recv; 2 sync; 3 wait
+    int blocked = kRunning;
     // accounting (ps)
     int64_t t_compute = 0, t_tp = 0, t_cp = 0, t_ep = 0, t_pp = 0, t_bubble = 0, t_dp = 0,
             t_opt = 0, end = 0;
@@ -41,6 +51,7 @@ class Engine final : public EventHandler {
          const std::vector<double>& speed, Time p2p_fwd, Time p2p_bwd, bool trace,
          const MoeLoadTable* moe);
 
+  // Runs every unit from time zero to the end of its program; returns the events processed.
   uint64_t run(Simulator& sim);
 
   void on_event(Simulator& sim, uint64_t tag) override { advance(sim, static_cast<int>(tag)); }
@@ -61,10 +72,25 @@ class Engine final : public EventHandler {
 
   int neighbour(int unit_id, int dir, int chunk, int* peer_chunk) const;
 
+  // Unit u (index into units_) runs again at `at`: wake only schedules, resume also unblocks.
+  void wake(Simulator& sim, int u, int64_t at);
   void resume(Simulator& sim, int u, int64_t at);
+  void block(Unit& U, int kind, int64_t now);
 
+  // Executes unit u's instructions from its pc until one takes time or blocks.
   void advance(Simulator& sim, int u);
+  // One instruction at `now`; true when the unit goes on to its next instruction at once.
+  bool execute(Simulator& sim, int u, const Instr& in, int64_t now);
+  bool exec_compute(Simulator& sim, int u, const Instr& in, int64_t now);
+  bool exec_optimizer(Simulator& sim, int u, const Instr& in, int64_t now);
+  bool exec_send(Simulator& sim, int u, const Instr& in, int64_t now);
+  bool exec_recv(Simulator& sim, int u, const Instr& in, int64_t now);
+  bool exec_sync(Simulator& sim, int u, const Instr& in, int64_t now);
+  bool exec_launch(Simulator& sim, int u, const Instr& in, int64_t now);
+  bool exec_wait(Simulator& sim, int u, const Instr& in, int64_t now);
+  void complete_launch(Simulator& sim, int d, int c, const Instr& in, int64_t start, int64_t end);
 
+  // Charges a receive's wait: up to `transfer` as exposed PP time, the rest as bubble.
   void finish_recv(Unit& U, int64_t arrive, int64_t transfer);
 
   const std::vector<int>& members(int d, int c);

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "workload/step.h"
-
 namespace fleetsim {
 
 double bubble_fraction(int pp, int vp, int micro_batches) {
@@ -16,28 +14,23 @@ namespace step_internal {
 std::vector<ScheduleStep> schedule_order(int pp, int vp, int M, int stage) {
   std::vector<ScheduleStep> out;
   const int total = M * vp;
-  auto fwd = [&](int k) {
-    if (vp == 1) return ScheduleStep{true, 0, k};
+  auto at = [&](int k, bool forward) {
+    if (vp == 1) return ScheduleStep{forward, 0, k};
     const int group = k / (pp * vp), in = k % (pp * vp);
-    return ScheduleStep{true, in / pp, group * pp + in % pp};
-  };
-  auto bwd = [&](int k) {
-    if (vp == 1) return ScheduleStep{false, 0, k};
-    const int group = k / (pp * vp), in = k % (pp * vp);
-    return ScheduleStep{false, vp - 1 - in / pp, group * pp + in % pp};
+    return ScheduleStep{forward, forward ? in / pp : vp - 1 - in / pp, group * pp + in % pp};
   };
   int warmup =
       vp == 1 ? std::min(pp - stage - 1, M) : std::min((pp - stage - 1) * 2 + (vp - 1) * pp, total);
   const int steady = total - warmup;
   int f = 0, b = 0;
   for (int i = 0; i < warmup; ++i)
-    out.push_back(fwd(f++));
+    out.push_back(at(f++, true));
   for (int i = 0; i < steady; ++i) {
-    out.push_back(fwd(f++));
-    out.push_back(bwd(b++));
+    out.push_back(at(f++, true));
+    out.push_back(at(b++, false));
   }
   while (b < total)
-    out.push_back(bwd(b++));
+    out.push_back(at(b++, false));
   return out;
 }
 
@@ -89,6 +82,28 @@ std::vector<int> balanced_split(const std::vector<double>& items, int parts) {
     for (int i = bounds[k]; i < bounds[k + 1]; ++i)
       if (i != 0 && i != n - 1) layers[k]++;
   return layers;
+}
+
+std::vector<int> layers_per_vstage(const ModelSpec& m, PipelineSplit split, int vstages,
+                                   LayerCostModel& costs, std::vector<std::string>* warnings) {
+  const bool balanced = split == PipelineSplit::kBalanced ||
+                        (split == PipelineSplit::kAuto && m.layers % vstages != 0);
+  if (!balanced) return split_layers(m.layers, vstages);
+  auto cost = [](const Block& b) {
+    int64_t t = 0;
+    for (const Segment& sg : b.segs)
+      t += sg.compute.ps() + sg.tp.ps() + sg.sync.ps();
+    return static_cast<double>(t);
+  };
+  std::vector<double> items;
+  items.push_back(cost(costs.embedding(false)) + cost(costs.embedding(true)));
+  for (int l = 0; l < m.layers; ++l)
+    items.push_back(cost(costs.layer(l, false)) + cost(costs.layer(l, true)));
+  items.push_back(cost(costs.head(false)) + cost(costs.head(true)));
+  std::vector<int> per_v = balanced_split(items, vstages);
+  warnings->push_back("pipeline layers split to balance stage time (" + std::to_string(m.layers) +
+                      " layers over " + std::to_string(vstages) + " virtual stages)");
+  return per_v;
 }
 
 }  // namespace step_internal
