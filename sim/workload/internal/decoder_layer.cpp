@@ -1,0 +1,355 @@
+#include "workload/internal/decoder_layer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "workload/internal/block_builder.h"
+#include "workload/step.h"
+
+namespace fleetsim::step_internal {
+namespace {
+
+// The kernels and collectives of one decoder layer's forward or backward pass on one rank
+// (LayerCostModel::build_layer): attention block, then dense MLP or MoE block.
+class LayerBuilder {
+ public:
+  LayerBuilder(const ModelSpec& m, const ParallelConfig& p, const FrameworkOptions& fw,
+               const ComputeModel& c, const LayerCostModel::CommFn& comm,
+               const LayerCostModel::EpFn& ep, int layer, bool backward);
+  Block build();
+
+ private:
+  bool recompute(unsigned module) const { return selective_ && (p_.recompute_modules & module); }
+  void mem(double bytes) { b_.kernel(c_.memory_bound(bytes)); }
+  void quant(double elements);
+  Time linear(double rows, double n, double k, bool bwd);
+  Time tp_coll(CollOp op, double bytes) const {
+    return p_.tp > 1 ? comm_(Dim::kTp, op, bytes) : Time::zero();
+  }
+  void ag(Time hide);
+  void rs(Time hide);
+  void attention_block(bool bwd);
+  Time mla_projections(bool bwd);
+  Time core_attention(bool backward) const;
+  void cp_exchange(Time at, bool bwd);
+  std::pair<Time, Time> dense_mlp(double ffn, bool bwd, double rows);
+  void mlp_block(bool bwd);
+  void moe_block(bool bwd);
+  void grouped(double rows, double local_experts, double n, double k, bool bwd);
+
+  const ModelSpec& m_;
+  const ParallelConfig& p_;
+  const FrameworkOptions& fw_;
+  const ComputeModel& c_;
+  const LayerCostModel::CommFn& comm_;
+  const LayerCostModel::EpFn& ep_;
+  const AttentionSpec& a_;
+  const bool backward_;
+  const DType gd_;
+  const bool lowp_;
+  const double tp_;
+  const int64_t T_;  // tokens per rank
+  const bool sp_;
+  const double Tsp_;
+  const double h_;
+  const bool moe_;
+  const bool windowed_;
+  const bool full_recompute_;
+  const bool selective_;
+  const double act_bytes_;  // full activation, BF16
+  Builder b_;
+  // Attention on this rank: heads, KV heads, head dimensions, the kernel's shape and FLOPs.
+  int heads_ = 0, kvh_ = 0, dqk_ = 0, dv_ = 0;
+  AttentionShape as_;
+  double attn_flops_fwd_ = 0;
+};
+
+LayerBuilder::LayerBuilder(const ModelSpec& m, const ParallelConfig& p, const FrameworkOptions& fw,
+                           const ComputeModel& c, const LayerCostModel::CommFn& comm,
+                           const LayerCostModel::EpFn& ep, int layer, bool backward)
+    : m_(m),
+      p_(p),
+      fw_(fw),
+      c_(c),
+      comm_(comm),
+      ep_(ep),
+      a_(m.attention),
+      backward_(backward),
+      gd_(gemm_dtype(p.precision)),
+      lowp_(gd_ != DType::kBf16),
+      tp_(p.tp),
+      T_(static_cast<int64_t>(p.micro_batch) * p.seq_len / p.cp),
+      sp_(p.sequence_parallel && p.tp > 1),
+      Tsp_(sp_ ? static_cast<double>(T_) / tp_ : static_cast<double>(T_)),
+      h_(static_cast<double>(m.hidden)),
+      moe_(is_moe_layer(m, layer)),
+      windowed_(a_.sliding_window > 0 && a_.window_pattern > 0 &&
+                (layer % a_.window_pattern) < a_.window_layers),
+      full_recompute_(
+          backward && p.recompute == Recompute::kFull &&
+          (p.recompute_layers == 0 || (layer % std::max(1, m.layers / p.pp)) < p.recompute_layers)),
+      selective_(backward && p.recompute == Recompute::kSelective),
+      act_bytes_(static_cast<double>(T_) * h_ * 2.0),
+      b_(backward ? "layer backward" : "layer forward", fw.kernel_gap, fw.kernel_efficiency) {
+  heads_ = a_.heads / p.tp;
+  kvh_ = a_.kind == AttentionKind::kMla ? heads_ : std::max(1, a_.kv_heads / p.tp);
+  dqk_ = a_.kind == AttentionKind::kMla ? a_.qk_nope_head_dim + a_.qk_rope_head_dim : a_.head_dim;
+  dv_ = a_.kind == AttentionKind::kMla ? a_.v_head_dim : a_.head_dim;
+  as_.batch = p.micro_batch;
+  as_.seq_q = p.seq_len;
+  as_.seq_kv = p.seq_len;
+  as_.heads = heads_;
+  as_.kv_heads = kvh_;
+  as_.head_dim_qk = dqk_;
+  as_.head_dim_v = dv_;
+  as_.causal = true;
+  as_.window = windowed_ ? a_.sliding_window : 0;
+  const double s = static_cast<double>(p.seq_len);
+  const double span = windowed_ ? std::min<double>(a_.sliding_window, s) : s / 2.0;
+  attn_flops_fwd_ = 2.0 * p.micro_batch * heads_ * s * span * (dqk_ + dv_);
+}
+
+Block LayerBuilder::build() {
+  if (!backward_) {
+    attention_block(false);
+    mlp_block(false);
+  } else {
+    if (full_recompute_) {
+      attention_block(false);
+      mlp_block(false);
+    }
+    mlp_block(true);
+    attention_block(true);
+  }
+  return b_.finish();
+}
+
+void LayerBuilder::quant(double elements) {
+  if (!lowp_) return;
+  // One fused kernel writes the row-wise copy and, where needed, the column-wise one
+  // (ComputeModel::quantized_copies).
+  b_.kernel(c_.quantize(static_cast<int64_t>(elements), gd_));
+  if (p_.precision == PrecisionRecipe::kFp8Current) mem(elements * 2.0);  // amax pass
+}
+
+// One GEMM of the forward pass [T × k]·[k × n]; in backward its dgrad and wgrad.
+Time LayerBuilder::linear(double rows, double n, double k, bool bwd) {
+  const int64_t M = static_cast<int64_t>(std::llround(rows));
+  const int64_t N = static_cast<int64_t>(std::llround(n));
+  const int64_t K = static_cast<int64_t>(std::llround(k));
+  if (!bwd) {
+    quant(rows * k);
+    const Time t = c_.gemm(M, N, K, gd_);
+    b_.kernel(t, 2.0 * rows * n * k);
+    return t;
+  }
+  quant(rows * n);
+  const Time dgrad = c_.gemm(M, K, N, gd_);
+  const Time wgrad = c_.gemm(K, N, M, gd_);
+  b_.kernel(dgrad, 2.0 * rows * n * k);
+  b_.kernel(wgrad, 2.0 * rows * n * k);
+  return dgrad;
+}
+
+// Sequence-parallel all-gather of the activation, hidden behind `hide` with TP overlap.
+void LayerBuilder::ag(Time hide) {
+  if (p_.tp == 1) return;
+  if (sp_) {
+    b_.tp(tp_coll(CollOp::kAllGather, act_bytes_), fw_.tp_comm_overlap ? hide : Time::zero(),
+          {Dim::kTp, CollOp::kAllGather, act_bytes_});
+  }
+}
+
+// Reduce-scatter (sequence parallel) or all-reduce of the activation.
+void LayerBuilder::rs(Time hide) {
+  if (p_.tp == 1) return;
+  const CollOp op = sp_ ? CollOp::kReduceScatter : CollOp::kAllReduce;
+  b_.tp(tp_coll(op, act_bytes_), fw_.tp_comm_overlap ? hide : Time::zero(),
+        {Dim::kTp, op, act_bytes_});
+}
+
+void LayerBuilder::attention_block(bool bwd) {
+  const double T = static_cast<double>(T_);
+  mem(Tsp_ * h_ * 2.0 * (bwd ? 3.0 : 2.0));  // input RMSNorm
+  if (bwd && recompute(kRecomputeLayernorm)) mem(Tsp_ * h_ * 2.0 * 2.0);
+  const Time first_gemm = a_.kind == AttentionKind::kMla
+                              ? mla_projections(bwd)
+                              : linear(T, (heads_ + 2.0 * kvh_) * a_.head_dim, h_, bwd);
+  if (!bwd) ag(first_gemm);
+  mem(T * (heads_ + kvh_) * dqk_ * 2.0 * 2.0);  // RoPE on q and k
+  Time at = core_attention(bwd);
+  if (bwd && recompute(kRecomputeCoreAttn)) at += core_attention(false);
+  b_.kernel(at, attn_flops_fwd_ * (bwd ? 2.5 : 1.0) / p_.cp);
+  if (p_.cp > 1) cp_exchange(at, bwd);
+  const Time proj = linear(T, h_, heads_ * static_cast<double>(dv_), bwd);
+  if (!bwd) rs(proj);
+  if (bwd) {
+    // Backward of the AG is a RS of the input gradient (overlapped with the first GEMM's
+    // wgrad), of the RS an AG (before the output projection's dgrad), plus the AG that
+    // re-gathers the sequence-parallel input for the weight gradient.
+    rs(first_gemm);
+    ag(proj);
+    ag(first_gemm);
+  }
+  mem(Tsp_ * h_ * 2.0 * 3.0);  // residual add
+}
+
+// MLA's q / kv down- and up-projections; returns the first GEMM's time (which hides the AG).
+Time LayerBuilder::mla_projections(bool bwd) {
+  const double T = static_cast<double>(T_);
+  const double qd = a_.q_lora_rank > 0 ? a_.q_lora_rank : 0;
+  if (bwd && recompute(kRecomputeMlaUpProj)) {  // q / kv up-projections again
+    if (qd > 0) linear(T, heads_ * static_cast<double>(dqk_), qd, false);
+    linear(T, heads_ * static_cast<double>(a_.qk_nope_head_dim + a_.v_head_dim), a_.kv_lora_rank,
+           false);
+  }
+  Time first_gemm;
+  if (qd > 0) {
+    first_gemm = linear(T, qd, h_, bwd);
+    linear(T, heads_ * static_cast<double>(dqk_), qd, bwd);
+  } else {
+    first_gemm = linear(T, heads_ * static_cast<double>(dqk_), h_, bwd);
+  }
+  linear(T, a_.kv_lora_rank + a_.qk_rope_head_dim, h_, bwd);
+  linear(T, heads_ * static_cast<double>(a_.qk_nope_head_dim + a_.v_head_dim), a_.kv_lora_rank,
+         bwd);
+  return first_gemm;
+}
+
+// Core attention (ring attention over CP: this rank's share of the causal work).
+// With CP, Transformer Engine's load-balanced ring attention splits the sequence into 2·cp
+// chunks, two per rank: step 0 is causal attention of the rank's s/cp queries on its own
+// keys, each of the other cp − 1 steps attends half a block (s/(2cp) × s/cp), so the rank
+// does 1/cp of the causal work in cp shorter kernels.
+Time LayerBuilder::core_attention(bool backward) const {
+  if (p_.cp == 1) return c_.attention(as_, backward, DType::kBf16);
+  AttentionShape diag = as_;
+  diag.seq_q = diag.seq_kv = p_.seq_len / p_.cp;
+  AttentionShape half = as_;
+  half.seq_q = p_.seq_len / (2 * p_.cp);
+  half.seq_kv = p_.seq_len / p_.cp;
+  half.causal = false;
+  return c_.attention(diag, backward, DType::kBf16) +
+         Time::from_ps((p_.cp - 1) * c_.attention(half, backward, DType::kBf16).ps());
+}
+
+// p.cp − 1 exchanges of this rank's K and V chunk (and dK, dV backward), each overlapped
+// with one step of the attention kernel (`at` in all).
+void LayerBuilder::cp_exchange(Time at, bool bwd) {
+  const double kv = 2.0 * p_.micro_batch * (static_cast<double>(p_.seq_len) / p_.cp) * kvh_ *
+                    (dqk_ + dv_) / 2.0 * 2.0 * (bwd ? 2.0 : 1.0);
+  const Time t = comm_(Dim::kCp, CollOp::kSendRecv, kv);
+  const Time step = Time::from_ps(at.ps() / p_.cp);
+  const Time exposed = Time::from_ps((p_.cp - 1) * std::max<int64_t>(0, (t - step).ps()));
+  b_.sync(Dim::kCp, exposed, "cp ring exchange", {Dim::kCp, CollOp::kSendRecv, kv},
+          bwd ? "attention backward" : "attention forward");
+}
+
+std::pair<Time, Time> LayerBuilder::dense_mlp(double ffn, bool bwd, double rows) {
+  const double f = ffn / tp_;
+  const double up = (m_.mlp == MlpKind::kGated ? 2.0 : 1.0) * f;
+  if (bwd && recompute(kRecomputeMlp)) {  // the MLP's forward again before its backward
+    linear(rows, up, h_, false);
+    mem(rows * f * 2.0 * 3.0);
+    linear(rows, h_, f, false);
+  }
+  const Time g1 = linear(rows, up, h_, bwd);
+  mem(rows * f * 2.0 * (bwd ? 5.0 : 3.0));  // activation (SwiGLU: 2 in, 1 out)
+  const Time g2 = linear(rows, h_, f, bwd);
+  return std::make_pair(g1, g2);
+}
+
+void LayerBuilder::mlp_block(bool bwd) {
+  mem(Tsp_ * h_ * 2.0 * (bwd ? 3.0 : 2.0));  // pre-MLP RMSNorm
+  if (bwd && recompute(kRecomputeLayernorm)) mem(Tsp_ * h_ * 2.0 * 2.0);
+  if (!moe_) {
+    const auto [g1, g2] = dense_mlp(static_cast<double>(m_.ffn), bwd, static_cast<double>(T_));
+    if (!bwd) {
+      ag(g1);
+      rs(g2);
+    } else {
+      rs(g1);
+      ag(g2);
+      ag(g1);
+    }
+  } else {
+    moe_block(bwd);
+  }
+  mem(Tsp_ * h_ * 2.0 * 3.0);  // residual add
+}
+
+void LayerBuilder::moe_block(bool bwd) {
+  const auto& mo = m_.moe;
+  // Tokens this rank routes (sequence-parallel shard of the micro-batch).
+  const double Tm = sp_ ? static_cast<double>(T_) / tp_ : static_cast<double>(T_);
+  const double local_experts = static_cast<double>(mo.experts) / p_.ep;
+  const double rows = Tm * mo.top_k * p_.etp;  // token copies this rank's experts process
+  const double fe = static_cast<double>(mo.expert_ffn) / p_.etp;
+  const double up = (m_.mlp == MlpKind::kGated ? 2.0 : 1.0) * fe;
+  if (sp_ && !bwd) ag(Time::zero());
+  linear(Tm, static_cast<double>(mo.experts), h_, bwd);  // router
+  mem(Tm * mo.experts * 4.0 * 3.0);                      // softmax / top-k
+  mem(Tm * mo.top_k * h_ * 2.0 * 2.0);                   // permute
+  // Dispatch carries tokens to their experts, combine brings the outputs back; backward
+  // runs them in reverse with gradients (BF16). The DeepEP-style dispatcher sends FP8
+  // tokens (with one FP32 scale per 128 values) when the GEMMs run in FP8.
+  const bool deepep = fw_.moe_dispatcher == MoeDispatcher::kDeepEp && ep_;
+  const double copy_bf16 = h_ * 2.0;
+  const double copy_dispatch = deepep && lowp_ ? h_ * (1.0 + 4.0 / 128.0) : copy_bf16;
+  auto ep_time = [&](double bytes_per_copy) {
+    if (p_.ep == 1) return Time::zero();
+    if (deepep) return ep_(Tm, bytes_per_copy);
+    return comm_(Dim::kEp, CollOp::kAllToAll, Tm * mo.top_k * bytes_per_copy);
+  };
+  const double a2a = Tm * mo.top_k * copy_bf16;
+  const Time t_first = ep_time(bwd ? copy_bf16 : copy_dispatch);
+  const Time t_second = ep_time(copy_bf16);
+  if (p_.ep > 1)
+    b_.sync(Dim::kEp, t_first, bwd ? "ep combine (grad)" : "ep dispatch",
+            {Dim::kEp, CollOp::kAllToAll, a2a}, "experts");
+  if (bwd && recompute(kRecomputeMoeAct)) mem(rows * fe * 2.0 * 3.0);
+  grouped(rows, local_experts, up, h_, bwd);
+  mem(rows * fe * 2.0 * (bwd ? 5.0 : 3.0));
+  grouped(rows, local_experts, h_, fe, bwd);
+  if (p_.ep > 1)
+    b_.sync(Dim::kEp, t_second, bwd ? "ep dispatch (grad)" : "ep combine",
+            {Dim::kEp, CollOp::kAllToAll, a2a}, "moe tail");
+  mem(Tm * mo.top_k * h_ * 2.0 * 2.0);  // unpermute + weighted sum
+  if (mo.shared_experts > 0) {
+    dense_mlp(static_cast<double>(mo.shared_expert_ffn) * mo.shared_experts, bwd,
+              static_cast<double>(T_));
+  }
+  if (sp_ && !bwd) rs(Time::zero());
+  if (sp_ && bwd) {
+    rs(Time::zero());
+    ag(Time::zero());
+  }
+}
+
+// One grouped GEMM over the rank's `local_experts` experts, `rows` token copies in all.
+void LayerBuilder::grouped(double rows, double local_experts, double n, double k, bool bwd) {
+  const double per_group = rows / local_experts;
+  const int64_t G = static_cast<int64_t>(std::llround(local_experts));
+  const int64_t Mg = std::max<int64_t>(1, static_cast<int64_t>(std::llround(per_group)));
+  const int64_t N = static_cast<int64_t>(std::llround(n));
+  const int64_t K = static_cast<int64_t>(std::llround(k));
+  const double fl = 2.0 * rows * n * k;
+  if (lowp_) b_.kernel(c_.quantize(static_cast<int64_t>(rows * k), gd_));
+  if (!bwd) {
+    b_.framework_kernel(c_.grouped_gemm(G, Mg, N, K, gd_), fl);
+  } else {
+    b_.framework_kernel(c_.grouped_gemm(G, Mg, K, N, gd_), fl);  // dgrad
+    b_.framework_kernel(c_.grouped_gemm(G, N, K, Mg, gd_), fl);  // wgrad (per expert)
+  }
+}
+
+}  // namespace
+
+Block build_decoder_layer(const ModelSpec& m, const ParallelConfig& p, const FrameworkOptions& fw,
+                          const ComputeModel& c, const LayerCostModel::CommFn& comm,
+                          const LayerCostModel::EpFn& ep, int layer, bool backward) {
+  return LayerBuilder(m, p, fw, c, comm, ep, layer, backward).build();
+}
+
+}  // namespace fleetsim::step_internal
