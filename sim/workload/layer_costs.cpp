@@ -29,7 +29,7 @@ const char* dim_name(Dim d) {
   return "?";
 }
 
-using step_internal::Builder;
+using step_internal::BlockBuilder;
 using step_internal::gemm_dtype;
 
 LayerCostModel::LayerCostModel(const ModelSpec& m, const ParallelConfig& p,
@@ -111,7 +111,8 @@ Block LayerCostModel::build_layer(int layer, bool backward) {
 }
 
 Block LayerCostModel::build_embedding(bool backward) {
-  Builder b(backward ? "embedding backward" : "embedding", fw_.kernel_gap, fw_.kernel_efficiency);
+  BlockBuilder b(backward ? "embedding backward" : "embedding", fw_.kernel_gap,
+                 fw_.kernel_efficiency);
   const double T = static_cast<double>(p_.micro_batch) * p_.seq_len / p_.cp;
   const double rows = (p_.sequence_parallel && p_.tp > 1) ? T / p_.tp : T;
   b.kernel(c_.memory_bound(rows * static_cast<double>(m_.hidden) * 2.0 * (backward ? 3.0 : 2.0)));
@@ -120,7 +121,7 @@ Block LayerCostModel::build_embedding(bool backward) {
 
 Block LayerCostModel::build_head(bool backward) {
   const ParallelConfig& p = p_;
-  Builder b(backward ? "head backward" : "head", fw_.kernel_gap, fw_.kernel_efficiency);
+  BlockBuilder b(backward ? "head backward" : "head", fw_.kernel_gap, fw_.kernel_efficiency);
   const DType gd = gemm_dtype(p.precision);
   const double T = static_cast<double>(p.micro_batch) * p.seq_len / p.cp;
   const bool sp = p.sequence_parallel && p.tp > 1;

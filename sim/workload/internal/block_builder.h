@@ -28,9 +28,9 @@ inline DType gemm_dtype(PrecisionRecipe p) {
 }
 
 // Accumulates the kernels of one block, cutting a new Segment at each synchronisation.
-class Builder {
+class BlockBuilder {
  public:
-  Builder(const char* name, Time gap, double efficiency) : gap_(gap), eff_(efficiency) {
+  BlockBuilder(const char* name, Time gap, double efficiency) : gap_(gap), eff_(efficiency) {
     cur_.name = name;
   }
   void kernel(Time t, double flops = 0) {

@@ -58,7 +58,7 @@ class LayerBuilder {
   const bool full_recompute_;
   const bool selective_;
   const double act_bytes_;  // full activation, BF16
-  Builder b_;
+  BlockBuilder b_;
   // Attention on this rank: heads, KV heads, head dimensions, the kernel's shape and FLOPs.
   int heads_ = 0, kvh_ = 0, dqk_ = 0, dv_ = 0;
   AttentionShape as_;
