@@ -20,6 +20,12 @@ int cmd_memory(const MemoryCli& o) {
     std::fputs(memory_json(m).c_str(), stdout);
   } else {
     print_memory(m);
+    if (!m.fits) {
+      const std::vector<MemoryFix> fixes = scenario_memory_fixes(s);
+      std::printf(fixes.empty() ? "no single change makes it fit\n"
+                                : "fits with one of (cheapest first):\n");
+      std::fputs(format_memory_fixes(fixes).c_str(), stdout);
+    }
   }
   return 0;
 }

@@ -14,9 +14,20 @@ void print_memory(const MemoryBreakdown& m) {
   std::printf("  optimizer (m, v) %9.2f GiB\n", gib(m.optimizer));
   std::printf("  master weights   %9.2f GiB\n", gib(m.master_weights));
   std::printf("  activations      %9.2f GiB\n", gib(m.activations));
+  std::printf("  working          %9.2f GiB  (%s)\n", gib(m.working),
+              m.peak_in_loss ? "logits and loss" : "one layer's backward");
   std::printf("  comm buffers     %9.2f GiB\n", gib(m.comm_buffers));
-  std::printf("  total            %9.2f GiB of %.2f GiB HBM: %s\n", gib(m.total), gib(m.capacity),
+  std::printf("  allocated peak   %9.2f GiB\n", gib(m.total));
+  std::printf("  reserved         %9.2f GiB  (+ %.2f GiB CUDA context, NCCL)\n", gib(m.reserved),
+              gib(m.device_overhead));
+  std::printf("  total            %9.2f GiB of %.2f GiB HBM: %s\n",
+              gib(m.reserved + m.device_overhead), gib(m.capacity),
               m.fits ? "fits" : "DOES NOT FIT");
+  std::printf(
+      "  peak: %s of micro-batch %d, chunk %d, after the forward of micro-batch %d, "
+      "chunk %d\n",
+      m.peak_in_loss ? "the loss" : "the first backward", m.peak_backward_microbatch,
+      m.peak_backward_chunk, m.peak_forward_microbatch, m.peak_forward_chunk);
 }
 
 void print_moe(const MoeOutcome& m, int ep) {

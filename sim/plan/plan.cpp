@@ -2,6 +2,8 @@
 // horizon of Training Plan segments, day rounding, exact-reservation check, recommendations.
 #include "plan/plan.h"
 
+#include "study/memory.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -12,6 +14,7 @@
 
 #include "core/error.h"
 #include "study/cluster.h"
+#include "study/memory.h"
 #include "study/run_level.h"
 #include "study/training_step.h"
 
@@ -70,9 +73,19 @@ void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const Loa
   if (!r.memory.fits) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "out of memory: needs %.1f GiB per GPU, HBM has %.1f GiB",
-                  out->memory_gib, out->hbm_gib);
+                  static_cast<double>(r.memory.reserved + r.memory.device_overhead) / kGiB,
+                  out->hbm_gib);
     out->status = CandidateStatus::kOutOfMemory;
     out->reason = buf;
+    // The cheapest single changes that fit (workload/memory_advice.h), at most three.
+    const std::vector<MemoryFix> fixes = scenario_memory_fixes(s0);
+    for (size_t i = 0; i < fixes.size() && i < 3; ++i) {
+      std::snprintf(
+          buf, sizeof buf, "%s %s (%.1f GiB)", i == 0 ? "; fits with" : ",",
+          fixes[i].change.c_str(),
+          static_cast<double>(fixes[i].result.reserved + fixes[i].result.device_overhead) / kGiB);
+      out->reason += buf;
+    }
     return;
   }
   // Run-level Monte Carlo under a horizon of back-to-back max-length segments.

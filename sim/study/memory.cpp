@@ -10,4 +10,10 @@ MemoryBreakdown estimate_scenario_memory(const Scenario& s) {
   return estimate_memory(s.training->model, s.training->par, s.system.gpu.hbm.count());
 }
 
+std::vector<MemoryFix> scenario_memory_fixes(const Scenario& s) {
+  FLEETSIM_ASSERT(s.training.has_value());
+  return memory_fixes(s.training->model, s.training->par, s.system.gpu.hbm.count(),
+                      MemoryOptions{});
+}
+
 }  // namespace fleetsim

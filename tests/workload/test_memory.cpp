@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "scenario/model_loader.h"
 #include "workload/memory.h"
+#include "workload/memory_advice.h"
 
 #include <algorithm>
 #include <vector>
@@ -438,4 +439,47 @@ TEST_CASE("expandable segments: reserved equals allocated") {
   CHECK(r.fragmentation == 0);
   CHECK(r.reserved == r.total);
   CHECK(r.gradients == 2 * r.params_on_rank);
+}
+
+TEST_CASE("fit suggestions: the cheapest single changes, each with its peak") {
+  // Llama 3 8B on 8 GPUs (dp 8, distributed optimizer), 8192 tokens, micro-batch 2, fp32
+  // grads, 120 GB of HBM. By hand (n = 8,030,261,248 parameters):
+  //   persistent 2n + 4n + 12n/8 = 60,226,959,360; activations 139,392 B · 16,384 tokens ·
+  //   32 layers = 73,081,552,896; loss 6 · 16,384 · 128,256 = 12,608,077,824 →
+  //   145,916,590,080 allocated, ×1.052 + 1 GiB: 154.6 GB — does not fit.
+  //   Micro-batch 1: 60,226,959,360 + 36,540,776,448 + 6,304,038,912 = 103,071,774,720,
+  //   reserved + 1 GiB = 109.5 GB: fits.
+  //   Selective recompute (core_attn) saves 128 B per token and layer (67 MB): no; with the
+  //   MLP too, 128 + 6 · 14336 B: 145,916,590,080 − 86,144 · 16,384 · 32 = 100,752,324,608: fits.
+  //   pp 2 (dp 4): stage 0 holds 16 layers + embedding = 4,015,128,576 parameters at
+  //   6 + 12/4 B = 36,136,157,184, 2 micro-batches of 16 layers = 73,081,552,896, one MLP's
+  //   gradients 6 · 14336 · 16384 = 1,409,286,144, PP buffers 4 · 8192 · 2 · 4096 · 2 =
+  //   536,870,912 → 111,163,867,136 allocated, 118.0 GB with reserve and device: fits.
+  const ModelSpec m = zoo("llama3-8b");
+  ParallelConfig p;
+  p.dp = 8;
+  p.seq_len = 8192;
+  p.micro_batch = 2;
+  p.global_batch = 16;
+  const int64_t hbm = 120'000'000'000LL;
+  const MemoryOptions o;
+  const MemoryBreakdown now = estimate_memory(m, p, hbm, o);
+  CHECK(now.total == 145'916'590'080LL);
+  CHECK_FALSE(now.fits);
+  const std::vector<MemoryFix> fixes = memory_fixes(m, p, hbm, o);
+  REQUIRE(fixes.size() >= 3);
+  CHECK(fixes[0].change == "micro-batch 2 -> 1");
+  CHECK(fixes[0].result.total == 103'071'774'720LL);
+  CHECK(fixes[1].change == "selective recompute (core_attn, mlp)");
+  CHECK(fixes[1].result.total == 100'752'324'608LL);
+  CHECK(fixes[2].change == "pp 1 -> 2 (dp 8 -> 4)");
+  CHECK(fixes[2].result.stage == 0);
+  CHECK(fixes[2].result.total == 111'163'867'136LL);
+  for (const MemoryFix& f : fixes) {
+    CHECK(f.result.fits);
+    CHECK(estimate_memory(m, f.par, hbm, f.options).total == f.result.total);
+  }
+  CHECK(format_memory_fixes(fixes).find("  micro-batch 2 -> 1: ") == 0);
+  // A configuration that fits needs no change.
+  CHECK(memory_fixes(m, p, 1LL << 40, o).empty());
 }
