@@ -143,11 +143,12 @@ void fill_collectives(const std::vector<CollCounts>& counts, int crit_stage, con
 void fill_memory_and_warnings(const StepInput& in, const Topology& topo,
                               const ComputeModel& compute, const LayerCostModel& costs,
                               const std::vector<int>& per_v, StepResult* res) {
-  MemoryOptions mem_opts;
-  mem_opts.layers_per_vstage = per_v;
+  MemoryOptions mem_opts = in.fw.memory;
+  if (mem_opts.layers_per_vstage.empty()) mem_opts.layers_per_vstage = per_v;
   res->memory = estimate_memory(in.model, in.par, topo.system().gpu.hbm.count(), mem_opts);
   if (!res->memory.fits) {
-    res->warnings.push_back("does not fit: needs " + std::to_string(res->memory.total / (1 << 20)) +
+    const int64_t need = res->memory.reserved + res->memory.device_overhead;
+    res->warnings.push_back("does not fit: needs " + std::to_string(need / (1 << 20)) +
                             " MiB per GPU, HBM has " +
                             std::to_string(res->memory.capacity / (1 << 20)) + " MiB");
   }

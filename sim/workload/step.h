@@ -69,6 +69,9 @@ struct FrameworkOptions {
   // concurrent communication kernels).
   Time kernel_gap = Time::from_ns(0);
   double kernel_efficiency = 1.0;
+  // What the framework does to memory (memory.h: gradient and optimizer dtypes, offloading,
+  // cross-entropy implementation, allocator); layers_per_vstage empty = the step's split.
+  MemoryOptions memory;
 };
 
 // Per-rank MoE loads of one step (computed by sim/moe from a routing model), applied to each
