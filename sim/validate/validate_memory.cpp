@@ -76,6 +76,21 @@ bool is_memory_metric(const std::string& metric) {
   return false;
 }
 
+MemoryOptions recipe_memory_options(const ModelSpec& m, const ParallelConfig& p) {
+  MemoryOptions o = megatron_bridge_perf_options();
+  if (m.name != "deepseek-v3" || m.layers != 61) return o;
+  o.exp_avg_bytes = 2;
+  o.exp_avg_sq_bytes = 2;
+  const int v = p.pp * p.vp;
+  if (v == 4 && p.vp == 1) o.layers_per_vstage = {16, 16, 16, 13};
+  if (v == 8 && p.vp <= 2) o.layers_per_vstage = {8, 8, 8, 8, 8, 8, 8, 5};
+  if (v == 16 && p.vp <= 4) {
+    o.layers_per_vstage.assign(16, 4);
+    o.layers_per_vstage.back() = 1;
+  }
+  return o;
+}
+
 std::string memory_row_source(const std::string& url) {
   if (has(url, "SimuMax")) return "SimuMax (Megatron-LM, B200)";
   if (has(url, "Megatron-LM")) return "Megatron-LM CI";

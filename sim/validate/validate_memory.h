@@ -21,6 +21,7 @@
 #include <string>
 
 #include "validate/validate.h"
+#include "workload/memory.h"
 
 namespace fleetsim {
 
@@ -31,6 +32,14 @@ bool is_memory_metric(const std::string& metric);
 // false with the reason it cannot model the row in *why. `fields` maps column name to value.
 bool predict_memory_row(const std::map<std::string, std::string>& fields,
                         const std::string& data_dir, ValidationRow* v, std::string* why);
+
+// The memory options of the Megatron-Bridge performance recipes that measured NVIDIA's
+// performance summary (workload/memory.h megatron_bridge_perf_options()), with the DeepSeek-V3
+// recipe's precision-aware optimizer (bf16 moments) and pipeline layout for (pp, vp) =
+// (4, 1), (8, 1), (4, 2), (16, 1), (8, 2), (4, 4) (_get_deepseek_v3_pipeline_layout in
+// src/megatron/bridge/recipes/deepseek/h100/deepseek_v3.py: the embedding in the first virtual
+// stage, MTP and the loss in the last).
+MemoryOptions recipe_memory_options(const ModelSpec& m, const ParallelConfig& p);
 
 // Source label of a memory row for the per-source summary (SimuMax, Megatron-LM CI,
 // torchtitan, torchao, ...), from its source_url.
