@@ -1,0 +1,305 @@
+// The training workload of a scenario (model, parallelism, batch, recompute, precision, framework
+// options, symmetry, MoE routing, placement) and routing histogram files.
+#include "scenario/training_loader.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/csv.h"
+#include "core/error.h"
+#include "scenario/json_reader.h"
+#include "scenario/model_loader.h"
+#include "scenario/scenario.h"
+
+namespace fleetsim {
+
+using namespace jsonr;
+
+namespace {
+
+const std::vector<std::string> kTrainingWorkloadKeys = {
+    "type",      "model",     "gpus",     "parallelism", "batch",  "recompute",
+    "precision", "framework", "symmetry", "placement",   "routing"};
+const std::vector<std::string> kPlacementKeys = {"ranks_per_domain"};
+const std::vector<std::string> kRoutingKeys = {
+    "model",       "alpha", "s", "file", "capacity_factor", "placement", "redundant_experts",
+    "bias_update", "drift"};
+const std::vector<std::string> kBiasUpdateKeys = {"gamma", "steps"};
+const std::vector<std::string> kParallelismKeys = {
+    "tp",  "pp", "cp", "dp", "vp", "ep", "etp", "sequence_parallel", "distributed_optimizer",
+    "fsdp"};
+const std::vector<std::string> kBatchKeys = {"global", "micro", "seq_len"};
+const std::vector<std::string> kRecomputeKeys = {"mode", "layers", "modules"};
+const std::vector<std::string> kFrameworkKeys = {
+    "tp_comm_overlap", "overlap_grad_reduce", "overlap_param_gather",
+    "bucket_params",   "kernel_gap",          "kernel_efficiency",
+    "pipeline_split",  "moe_dispatcher",      "ep_comm_overlap"};
+
+}  // namespace
+
+TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec& system,
+                               const std::string& data_dir) {
+  TrainingWorkload t;
+  t.fw = load_framework_defaults(data_dir);
+  const json& mj = w.get("model");
+  if (mj.is_string()) {
+    t.model_ref = mj.get<std::string>();
+    try {
+      t.model = load_model(t.model_ref, data_dir);
+    } catch (const InputError& e) {
+      throw InputError(w.file(), w.at("model"), e.message());
+    }
+  } else if (mj.is_object()) {
+    t.model_ref = "inline";
+    t.model = parse_model_text(mj.dump(), w.file(), w.at("model"));
+  } else {
+    w.fail(w.at("model"),
+           std::string("expected a model name or a model object, got ") + type_name(mj));
+  }
+  t.gpus = w.has("gpus") ? static_cast<int>(w.integer("gpus", 1, cluster_gpus)) : cluster_gpus;
+  ParallelConfig& p = t.par;
+  const Obj par = w.object("parallelism", kParallelismKeys);
+  auto deg = [&](const char* k, int dflt) {
+    return par.has(k) ? static_cast<int>(par.integer(k, 1, 1 << 20)) : dflt;
+  };
+  p.tp = deg("tp", 1);
+  p.pp = deg("pp", 1);
+  p.cp = deg("cp", 1);
+  p.vp = deg("vp", 1);
+  p.ep = deg("ep", 1);
+  p.etp = deg("etp", 1);
+  const int64_t denom = int64_t{p.tp} * p.pp * p.cp;
+  p.dp = static_cast<int>(t.gpus / denom);
+  if (t.gpus % denom != 0) {
+    par.fail(par.ptr(), "tp·pp·cp = " + std::to_string(denom) + " must divide the " +
+                            std::to_string(t.gpus) + " GPUs used");
+  }
+  if (par.has("dp") && par.integer("dp", 1, 1 << 20) != p.dp) {
+    par.fail(par.at("dp"), "dp must equal GPUs / (tp·pp·cp) = " + std::to_string(p.dp) + ", got " +
+                               std::to_string(par.integer("dp", 1, 1 << 20)));
+  }
+  if (par.has("sequence_parallel")) p.sequence_parallel = par.boolean("sequence_parallel");
+  if (par.has("distributed_optimizer"))
+    p.distributed_optimizer = par.boolean("distributed_optimizer");
+  if (par.has("fsdp")) p.fsdp = par.boolean("fsdp");
+  const Obj batch = w.object("batch", kBatchKeys);
+  p.global_batch = static_cast<int>(batch.integer("global", 1, 1 << 24));
+  p.micro_batch = batch.has("micro") ? static_cast<int>(batch.integer("micro", 1, 1 << 16)) : 1;
+  p.seq_len = static_cast<int>(batch.integer("seq_len", 1, 1 << 24));
+  if (w.has("recompute")) {
+    const Obj r = w.object("recompute", kRecomputeKeys);
+    parse_recompute(r.choice("mode", {"none", "selective", "full"}), &p.recompute);
+    if (r.has("layers")) p.recompute_layers = static_cast<int>(r.integer("layers", 0, 1 << 16));
+    if (r.has("modules")) {
+      const json& mods = r.get("modules");
+      if (!mods.is_array() || mods.empty())
+        r.fail(r.at("modules"), "expected a non-empty array of module names");
+      if (p.recompute != Recompute::kSelective)
+        r.fail(r.at("modules"), "modules apply to mode 'selective' only");
+      p.recompute_modules = 0;
+      for (size_t i = 0; i < mods.size(); ++i) {
+        unsigned bit = 0;
+        const std::string ptr = r.at("modules") + "/" + std::to_string(i);
+        if (!mods[i].is_string() || !parse_recompute_module(mods[i].get<std::string>(), &bit)) {
+          r.fail(ptr,
+                 "expected one of 'core_attn', 'mlp', 'mla_up_proj', 'moe_act', "
+                 "'layernorm', got " +
+                     show(mods[i]));
+        }
+        p.recompute_modules |= bit;
+      }
+    }
+  }
+  if (w.has("precision")) {
+    parse_precision(
+        w.choice("precision", {"bf16", "fp8_ds", "fp8_cs", "fp8_blk", "mxfp8", "nvfp4"}),
+        &p.precision);
+  }
+  if (w.has("framework")) {
+    const Obj f = w.object("framework", kFrameworkKeys);
+    if (f.has("tp_comm_overlap")) t.fw.tp_comm_overlap = f.boolean("tp_comm_overlap");
+    if (f.has("overlap_grad_reduce")) t.fw.overlap_grad_reduce = f.boolean("overlap_grad_reduce");
+    if (f.has("overlap_param_gather"))
+      t.fw.overlap_param_gather = f.boolean("overlap_param_gather");
+    if (f.has("bucket_params"))
+      t.fw.bucket_params = f.integer("bucket_params", 1, int64_t{1} << 40);
+    if (f.has("kernel_gap")) t.fw.kernel_gap = f.time("kernel_gap");
+    if (f.has("pipeline_split")) {
+      const std::string ps = f.choice("pipeline_split", {"auto", "even", "balanced"});
+      t.fw.pipeline_split = ps == "even"       ? PipelineSplit::kEven
+                            : ps == "balanced" ? PipelineSplit::kBalanced
+                                               : PipelineSplit::kAuto;
+    }
+    if (f.has("moe_dispatcher")) {
+      t.fw.moe_dispatcher = f.choice("moe_dispatcher", {"alltoall", "deepep"}) == "deepep"
+                                ? MoeDispatcher::kDeepEp
+                                : MoeDispatcher::kAllToAll;
+    }
+    if (f.has("ep_comm_overlap")) {
+      t.fw.ep_comm_overlap = f.boolean("ep_comm_overlap");
+      // Megatron-Core runs it only in the combined 1F1B schedules of no pipelining and of the
+      // interleaved pipeline (TransformerConfig refuses pp > 1 without a virtual pipeline).
+      if (t.fw.ep_comm_overlap && t.par.pp > 1 && t.par.vp == 1)
+        f.fail(f.at("ep_comm_overlap"),
+               "EP all-to-all overlap needs the interleaved schedule (vp > 1) when pp > 1, as in "
+               "Megatron-Core");
+    }
+    if (f.has("kernel_efficiency"))
+      t.fw.kernel_efficiency = f.number("kernel_efficiency", 0.05, 1.0);
+  }
+  if (w.has("symmetry")) t.symmetry = w.boolean("symmetry");
+  if (w.has("routing")) {
+    if (!is_moe(t.model))
+      w.fail(w.at("routing"), "routing applies to mixture-of-experts models only");
+    const Obj r = w.object("routing", kRoutingKeys);
+    RoutingSpec spec;
+    const std::string kind = r.choice("model", {"balanced", "dirichlet", "zipf", "histogram"});
+    spec.kind = kind == "dirichlet"   ? RoutingKind::kDirichlet
+                : kind == "zipf"      ? RoutingKind::kZipf
+                : kind == "histogram" ? RoutingKind::kHistogram
+                                      : RoutingKind::kBalanced;
+    if (spec.kind == RoutingKind::kDirichlet) spec.alpha = r.number("alpha", 1e-3, 1e6);
+    if (spec.kind == RoutingKind::kZipf) spec.s = r.number("s", 0.0, 10.0);
+    if (spec.kind != RoutingKind::kDirichlet && r.has("alpha"))
+      r.fail(r.at("alpha"), "alpha applies to model 'dirichlet' only");
+    if (spec.kind != RoutingKind::kZipf && r.has("s"))
+      r.fail(r.at("s"), "s applies to model 'zipf' only");
+    if (spec.kind == RoutingKind::kHistogram) {
+      std::string path = r.str("file");
+      if (!path.empty() && path[0] != '/') {
+        const auto dir = fs::path(w.file()).parent_path();
+        if (!dir.empty()) path = (dir / path).string();
+      }
+      spec.histogram_file = path;
+      spec.histogram = load_routing_histogram(path, moe_layer_count(t.model), t.model.moe.experts);
+    } else if (r.has("file")) {
+      r.fail(r.at("file"), "file applies to model 'histogram' only");
+    }
+    if (r.has("capacity_factor")) spec.capacity_factor = r.number("capacity_factor", 0.0, 1000.0);
+    if (r.has("placement")) {
+      const std::string pl = r.choice("placement", {"contiguous", "round_robin", "eplb"});
+      spec.placement = pl == "eplb"          ? Placement::kEplb
+                       : pl == "round_robin" ? Placement::kRoundRobin
+                                             : Placement::kContiguous;
+    }
+    if (r.has("redundant_experts")) {
+      if (spec.placement != Placement::kEplb)
+        r.fail(r.at("redundant_experts"), "redundant_experts applies to placement 'eplb' only");
+      spec.redundant_experts =
+          static_cast<int>(r.integer("redundant_experts", 0, t.model.moe.experts));
+      if (spec.redundant_experts > 0 && p.ep < 2)
+        r.fail(r.at("redundant_experts"), "replicas need ep >= 2 (a replica goes to another rank)");
+    }
+    if (r.has("bias_update")) {
+      const Obj b = r.object("bias_update", kBiasUpdateKeys);
+      spec.bias_gamma = b.number("gamma", 0.0, 10.0);
+      spec.bias_steps = static_cast<int>(b.integer("steps", 0, 1000000));
+    }
+    if (r.has("drift")) spec.drift = r.number("drift", 0.0, 10.0);
+    t.routing = spec;
+  }
+  const int per_domain = system.node.gpus * system.scale_up.domain_nodes;
+  if (w.has("placement")) {
+    const Obj pl = w.object("placement", kPlacementKeys);
+    if (pl.has("ranks_per_domain")) {
+      t.ranks_per_domain = static_cast<int>(pl.integer("ranks_per_domain", 1, per_domain));
+      const int64_t domains_needed = (t.gpus + t.ranks_per_domain - 1) / t.ranks_per_domain;
+      const int64_t domains = cluster_gpus / per_domain;
+      if (domains_needed > domains) {
+        pl.fail(pl.at("ranks_per_domain"),
+                std::to_string(t.gpus) + " ranks at " + std::to_string(t.ranks_per_domain) +
+                    " per NVLink domain need " + std::to_string(domains_needed) +
+                    " domains; the cluster has " + std::to_string(domains));
+      }
+      if (t.ranks_per_domain == per_domain) t.ranks_per_domain = 0;
+    }
+  }
+  check_parallel_config(t.model, p, t.gpus, per_domain, w.file(), w.ptr());
+  return t;
+}
+
+std::vector<std::vector<double>> load_routing_histogram(const std::string& path, int moe_layers,
+                                                        int experts) {
+  std::vector<std::vector<double>> h(moe_layers, std::vector<double>(experts, -1.0));
+  const std::string text = read_file(path);
+  auto check_count = [&](double v, const std::string& where) {
+    if (!std::isfinite(v) || v < 0)
+      throw InputError(path, where, "expected a token count >= 0, got " + std::to_string(v));
+  };
+  const bool is_json = path.size() >= 5 && path.substr(path.size() - 5) == ".json";
+  if (is_json) {
+    const json j = parse_strict(text, path);
+    const Obj o(j, path, "", {"experts", "tokens"});
+    if (o.integer("experts", 1, 1 << 20) != experts) {
+      o.fail(o.at("experts"), "the model has " + std::to_string(experts) + " routed experts, got " +
+                                  std::to_string(o.integer("experts", 1, 1 << 20)));
+    }
+    const json& tokens = o.get("tokens");
+    if (!tokens.is_array() || static_cast<int>(tokens.size()) != moe_layers) {
+      o.fail(o.at("tokens"), "expected an array of " + std::to_string(moe_layers) +
+                                 " MoE layers, one array of counts each");
+    }
+    for (int l = 0; l < moe_layers; ++l) {
+      const std::string lp = "/tokens/" + std::to_string(l);
+      const json& row = tokens[l];
+      if (!row.is_array() || static_cast<int>(row.size()) != experts)
+        throw InputError(path, lp, "expected " + std::to_string(experts) + " counts");
+      for (int e = 0; e < experts; ++e) {
+        if (!row[e].is_number())
+          throw InputError(path, lp + "/" + std::to_string(e), "expected a number");
+        const double v = row[e].get<double>();
+        check_count(v, lp + "/" + std::to_string(e));
+        h[l][e] = v;
+      }
+    }
+    return h;
+  }
+  const CsvTable t = parse_csv(text, path);
+  const int cl = t.column("layer"), ce = t.column("expert"), ct = t.column("tokens");
+  if (cl < 0 || ce < 0 || ct < 0)
+    throw InputError(path, "line 1", "expected the columns layer,expert,tokens");
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    const std::string where = "line " + std::to_string(t.line_of_row[i]);
+    auto num = [&](int c, const char* what) {
+      const std::string& f = t.rows[i][c];
+      char* end = nullptr;
+      const double v = std::strtod(f.c_str(), &end);
+      if (f.empty() || end == nullptr || *end != '\0')
+        throw InputError(path, where,
+                         std::string("expected a number for ") + what + ", got '" + f + "'");
+      return v;
+    };
+    const double l = num(cl, "layer"), e = num(ce, "expert"), v = num(ct, "tokens");
+    if (l < 0 || l >= moe_layers || l != std::floor(l))
+      throw InputError(path, where,
+                       "layer must be an integer in [0, " + std::to_string(moe_layers - 1) + "]");
+    if (e < 0 || e >= experts || e != std::floor(e))
+      throw InputError(path, where,
+                       "expert must be an integer in [0, " + std::to_string(experts - 1) + "]");
+    check_count(v, where);
+    double& cell = h[static_cast<int>(l)][static_cast<int>(e)];
+    if (cell >= 0) throw InputError(path, where, "layer and expert given twice");
+    cell = v;
+  }
+  for (int l = 0; l < moe_layers; ++l)
+    for (int e = 0; e < experts; ++e)
+      if (h[l][e] < 0)
+        throw InputError(path, "",
+                         "missing tokens for layer " + std::to_string(l) + ", expert " +
+                             std::to_string(e) + " (every MoE layer and expert is needed)");
+  return h;
+}
+
+std::map<std::string, std::vector<std::string>> training_scenario_keys() {
+  return {{"/workload#training", kTrainingWorkloadKeys},
+          {"/workload#training/parallelism", kParallelismKeys},
+          {"/workload#training/batch", kBatchKeys},
+          {"/workload#training/recompute", kRecomputeKeys},
+          {"/workload#training/framework", kFrameworkKeys},
+          {"/workload#training/placement", kPlacementKeys},
+          {"/workload#training/routing", kRoutingKeys},
+          {"/workload#training/routing/bias_update", kBiasUpdateKeys}};
+}
+
+}  // namespace fleetsim

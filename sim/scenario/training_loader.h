@@ -1,0 +1,24 @@
+// The training workload section of a scenario (training_loader.cpp). Internal to sim/scenario.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "scenario/scenario.h"
+
+namespace fleetsim {
+
+namespace jsonr {
+class Obj;
+}
+
+// Parses root["workload"] of type "training" on a cluster of cluster_gpus GPUs of `system`
+// (framework defaults, model files and routing histograms from data_dir).
+TrainingWorkload read_training(const jsonr::Obj& w, int cluster_gpus, const SystemSpec& system,
+                               const std::string& data_dir);
+
+// Keys of the training workload by JSON pointer (merged into scenario_keys()).
+std::map<std::string, std::vector<std::string>> training_scenario_keys();
+
+}  // namespace fleetsim
