@@ -76,32 +76,11 @@ PlanSpec load_plan(const std::string& path, const LoadOptions& options) {
   return parse_plan(read_file(path), path, options);
 }
 
-PlanSpec parse_plan(const std::string& text, const std::string& file, const LoadOptions& options) {
-  const json root = parse_strict(text, file);
-  const Obj o(root, file, "", kPlanKeys);
-  PlanSpec p;
-  p.file = file;
-  p.name = o.str("name");
-  p.description = o.str_or("description", "");
-  if (o.has("seed")) p.seed = static_cast<uint64_t>(o.integer("seed", 0, INT64_MAX));
-  p.model = o.str("model");
-  p.token_budget = o.number("token_budget", 1.0, 1e18);
-  const Obj batch = o.object("batch", kPlanBatchKeys);
-  p.global_batch = static_cast<int>(batch.integer("global", 1, 1 << 24));
-  p.micro_batch = batch.has("micro") ? static_cast<int>(batch.integer("micro", 1, 1 << 16)) : 1;
-  p.seq_len = static_cast<int>(batch.integer("seq_len", 1, 1 << 24));
-  p.precision = o.str_or("precision", "bf16");
-  if (o.has("deadline_days")) p.deadline_days = o.number("deadline_days", 1.0, 100000.0);
-  if (o.has("budget_usd")) p.budget_usd = o.number("budget_usd", 0.0, 1e15);
-  if (!p.deadline_days && !p.budget_usd)
-    o.fail("", "expected 'deadline_days' and / or 'budget_usd'");
-  if (o.has("confidence")) p.confidence = o.number("confidence", 0.5, 0.999);
-  if (o.has("replicas")) p.replicas = static_cast<int>(o.integer("replicas", 1, 100000));
-  if (o.has("max_segment_days"))
-    p.max_segment_days = static_cast<int>(o.integer("max_segment_days", 1, 182));
-  if (o.has("max_days")) p.max_days = static_cast<int>(o.integer("max_days", 1, 3650));
+namespace {
 
-  // Price table.
+void read_prices(const Obj& o, PlanSpec* out) {
+  PlanSpec& p = *out;
+  const std::string& file = o.file();
   const json& prices = o.get("prices");
   if (!prices.is_object() || prices.empty())
     o.fail(o.at("prices"),
@@ -122,8 +101,12 @@ PlanSpec parse_plan(const std::string& text, const std::string& file, const Load
     if (price.source.empty()) pr.fail(pr.at("source"), "expected where the price comes from");
     p.prices[type] = price;
   }
+}
 
-  // Parallel configurations (each a scenario "parallelism" object).
+// Parallel configurations (each a scenario "parallelism" object): keys checked, labels kept.
+void read_parallel_labels(const Obj& o, PlanSpec* out) {
+  PlanSpec& p = *out;
+  const std::string& file = o.file();
   const json& pars = o.get("parallelism");
   if (!pars.is_array() || pars.empty())
     o.fail(o.at("parallelism"), "expected a non-empty array of parallelism objects");
@@ -138,14 +121,55 @@ PlanSpec parse_plan(const std::string& text, const std::string& file, const Load
     }
     p.parallel_labels.push_back(label.empty() ? "dp only" : label);
   }
+}
 
-  json run = json::object();
-  if (o.has("run")) {
-    const Obj r = o.object("run", kPlanRunKeys);
-    run = r.raw();
+// The training scenario of one candidate (system × count × parallelism pi), through
+// parse_scenario; an error that belongs to the layout marks the candidate invalid, any other
+// points into the plan file.
+PlanCandidate make_candidate(const Obj& o, const Obj& c, const PlanSpec& p,
+                             const std::string& system, int count, int pi, int gpus_per_unit,
+                             const json& run, const LoadOptions& options) {
+  const std::string& file = o.file();
+  const json& pars = o.get("parallelism");
+  json sc = {
+      {"name", p.name},
+      {"seed", p.seed},
+      {"cluster", {{"system", system}, {"count", count}}},
+      {"workload",
+       {{"type", "training"},
+        {"model", p.model},
+        {"parallelism", pars[pi]},
+        {"batch", {{"global", p.global_batch}, {"micro", p.micro_batch}, {"seq_len", p.seq_len}}},
+        {"precision", p.precision}}}};
+  for (const char* key : {"framework", "recompute", "symmetry", "routing"})
+    if (o.has(key)) sc["workload"][key] = o.get(key);
+  if (gpus_per_unit > 0) sc["workload"]["gpus"] = int64_t{gpus_per_unit} * count;
+  json r = run;
+  r["token_budget"] = p.token_budget;
+  r["replicas"] = p.replicas;
+  sc["run"] = r;
+  PlanCandidate cand;
+  cand.system = system;
+  cand.count = count;
+  cand.par_index = pi;
+  try {
+    cand.scenario = parse_scenario(sc.dump(), file, options);
+  } catch (const InputError& e) {
+    bool plan_error = false;
+    const std::string ptr = plan_pointer(e.pointer(), pi, &plan_error);
+    if (e.pointer().rfind("/cluster/system", 0) == 0) c.fail(c.at("system"), e.message());
+    if (e.pointer() == "/workload/gpus") c.fail(c.at("gpus_per_unit"), e.message());
+    if (plan_error) throw InputError(file, ptr, e.message());
+    cand.invalid = e.message();
   }
+  return cand;
+}
 
-  // Candidates: systems × counts × parallelism.
+// Candidates: systems × counts × parallelism.
+void read_candidates(const Obj& o, const json& run, const LoadOptions& options, PlanSpec* out) {
+  PlanSpec& p = *out;
+  const std::string& file = o.file();
+  const json& pars = o.get("parallelism");
   const json& cands = o.get("candidates");
   if (!cands.is_array() || cands.empty())
     o.fail(o.at("candidates"), "expected a non-empty array of {system, counts}");
@@ -182,42 +206,49 @@ PlanSpec parse_plan(const std::string& text, const std::string& file, const Load
         c.fail(cp, "expected an instance count in [1, 4096], got " + show(counts[k]));
       const int count = counts[k].get<int>();
       for (size_t pi = 0; pi < pars.size(); ++pi) {
-        json sc = {
-            {"name", p.name},
-            {"seed", p.seed},
-            {"cluster", {{"system", system}, {"count", count}}},
-            {"workload",
-             {{"type", "training"},
-              {"model", p.model},
-              {"parallelism", pars[pi]},
-              {"batch",
-               {{"global", p.global_batch}, {"micro", p.micro_batch}, {"seq_len", p.seq_len}}},
-              {"precision", p.precision}}}};
-        for (const char* key : {"framework", "recompute", "symmetry", "routing"})
-          if (o.has(key)) sc["workload"][key] = o.get(key);
-        if (gpus_per_unit > 0) sc["workload"]["gpus"] = int64_t{gpus_per_unit} * count;
-        json r = run;
-        r["token_budget"] = p.token_budget;
-        r["replicas"] = p.replicas;
-        sc["run"] = r;
-        PlanCandidate cand;
-        cand.system = system;
-        cand.count = count;
-        cand.par_index = static_cast<int>(pi);
-        try {
-          cand.scenario = parse_scenario(sc.dump(), file, options);
-        } catch (const InputError& e) {
-          bool plan_error = false;
-          const std::string ptr = plan_pointer(e.pointer(), static_cast<int>(pi), &plan_error);
-          if (e.pointer().rfind("/cluster/system", 0) == 0) c.fail(c.at("system"), e.message());
-          if (e.pointer() == "/workload/gpus") c.fail(c.at("gpus_per_unit"), e.message());
-          if (plan_error) throw InputError(file, ptr, e.message());
-          cand.invalid = e.message();
-        }
-        p.candidates.push_back(std::move(cand));
+        p.candidates.push_back(make_candidate(o, c, p, system, count, static_cast<int>(pi),
+                                              gpus_per_unit, run, options));
       }
     }
   }
+}
+
+}  // namespace
+
+PlanSpec parse_plan(const std::string& text, const std::string& file, const LoadOptions& options) {
+  const json root = parse_strict(text, file);
+  const Obj o(root, file, "", kPlanKeys);
+  PlanSpec p;
+  p.file = file;
+  p.name = o.str("name");
+  p.description = o.str_or("description", "");
+  if (o.has("seed")) p.seed = static_cast<uint64_t>(o.integer("seed", 0, INT64_MAX));
+  p.model = o.str("model");
+  p.token_budget = o.number("token_budget", 1.0, 1e18);
+  const Obj batch = o.object("batch", kPlanBatchKeys);
+  p.global_batch = static_cast<int>(batch.integer("global", 1, 1 << 24));
+  p.micro_batch = batch.has("micro") ? static_cast<int>(batch.integer("micro", 1, 1 << 16)) : 1;
+  p.seq_len = static_cast<int>(batch.integer("seq_len", 1, 1 << 24));
+  p.precision = o.str_or("precision", "bf16");
+  if (o.has("deadline_days")) p.deadline_days = o.number("deadline_days", 1.0, 100000.0);
+  if (o.has("budget_usd")) p.budget_usd = o.number("budget_usd", 0.0, 1e15);
+  if (!p.deadline_days && !p.budget_usd)
+    o.fail("", "expected 'deadline_days' and / or 'budget_usd'");
+  if (o.has("confidence")) p.confidence = o.number("confidence", 0.5, 0.999);
+  if (o.has("replicas")) p.replicas = static_cast<int>(o.integer("replicas", 1, 100000));
+  if (o.has("max_segment_days"))
+    p.max_segment_days = static_cast<int>(o.integer("max_segment_days", 1, 182));
+  if (o.has("max_days")) p.max_days = static_cast<int>(o.integer("max_days", 1, 3650));
+
+  read_prices(o, &p);
+  read_parallel_labels(o, &p);
+  json run = json::object();
+  if (o.has("run")) {
+    const Obj r = o.object("run", kPlanRunKeys);
+    run = r.raw();
+  }
+
+  read_candidates(o, run, options, &p);
   return p;
 }
 

@@ -242,25 +242,8 @@ class Filter {
         out.is_str = true;
         out.str = n.text;
         return out;
-      case Op::kPtr: {
-        if (!doc.contains(n.ptr)) {
-          fail("uses {" + n.text + "}, which combination " + std::to_string(combination) +
-               " does not set (give it a value in the base scenario)");
-        }
-        const json& v = doc.at(n.ptr);
-        if (v.is_number()) {
-          out.num = v.get<double>();
-        } else if (v.is_boolean()) {
-          out.num = v.get<bool>() ? 1 : 0;
-        } else if (v.is_string()) {
-          out.is_str = true;
-          out.str = v.get<std::string>();
-        } else {
-          fail("uses {" + n.text + "}, which is " + type_name(v) +
-               ", expected a number, boolean or string");
-        }
-        return out;
-      }
+      case Op::kPtr:
+        return pointer_value(n, doc, combination);
       case Op::kGpus:
         out.num = cluster_gpus(doc);
         return out;
@@ -283,14 +266,42 @@ class Filter {
     }
     const Value a = eval(n.a, doc, combination);
     const Value b = eval(n.b, doc, combination);
-    if (n.op == Op::kEq || n.op == Op::kNe) {
+    return binary(n.op, a, b, combination);
+  }
+
+  // {/pointer}: the combination's value at the pointer (a number, boolean as 0 / 1, or string).
+  Value pointer_value(const Node& n, const json& doc, int combination) const {
+    Value out;
+    if (!doc.contains(n.ptr)) {
+      fail("uses {" + n.text + "}, which combination " + std::to_string(combination) +
+           " does not set (give it a value in the base scenario)");
+    }
+    const json& v = doc.at(n.ptr);
+    if (v.is_number()) {
+      out.num = v.get<double>();
+    } else if (v.is_boolean()) {
+      out.num = v.get<bool>() ? 1 : 0;
+    } else if (v.is_string()) {
+      out.is_str = true;
+      out.str = v.get<std::string>();
+    } else {
+      fail("uses {" + n.text + "}, which is " + type_name(v) +
+           ", expected a number, boolean or string");
+    }
+    return out;
+  }
+
+  // Comparison and arithmetic on evaluated operands.
+  Value binary(Op op, const Value& a, const Value& b, int combination) const {
+    Value out;
+    if (op == Op::kEq || op == Op::kNe) {
       if (a.is_str != b.is_str) fail("compares a string with a number");
       const bool eq = a.is_str ? a.str == b.str : a.num == b.num;
-      out.num = (n.op == Op::kEq) == eq;
+      out.num = (op == Op::kEq) == eq;
       return out;
     }
     const double x = number(a), y = number(b);
-    switch (n.op) {
+    switch (op) {
       case Op::kAdd:
         out.num = x + y;
         break;
@@ -305,7 +316,7 @@ class Filter {
         if (y == 0) {
           fail("divides by zero in combination " + std::to_string(combination));
         }
-        out.num = n.op == Op::kDiv ? x / y : std::fmod(x, y);
+        out.num = op == Op::kDiv ? x / y : std::fmod(x, y);
         break;
       case Op::kLt:
         out.num = x < y;

@@ -225,6 +225,52 @@ class SweepReader {
     return axis;
   }
 
+  // One parameter of a random axis: uniform / log-uniform over [lo, hi] (optionally integers), or
+  // a choice among values.
+  struct RandomDist {
+    std::string kind;
+    double lo = 0, hi = 0;
+    bool integer = false;
+    std::vector<json> choices;
+  };
+
+  RandomDist read_distribution(const Obj& po) {
+    RandomDist d;
+    d.kind = po.choice("distribution", {"uniform", "log_uniform", "choice"});
+    if (d.kind == "choice") {
+      for (const char* k : {"min", "max", "integer"})
+        if (po.has(k)) po.fail(po.at(k), "'" + std::string(k) + "' does not apply to a choice");
+      d.choices = read_values(po, "values");
+    } else {
+      if (po.has("values")) po.fail(po.at("values"), "'values' applies to a choice only");
+      d.lo = po.number("min", -1e300, 1e300);
+      d.hi = po.number("max", -1e300, 1e300);
+      d.integer = po.has("integer") && po.boolean("integer");
+      if (d.hi < d.lo) po.fail(po.at("max"), "expected max >= min");
+      if (d.kind == "log_uniform" && d.lo <= 0) po.fail(po.at("min"), "log_uniform needs min > 0");
+      if (d.integer && (d.lo != std::floor(d.lo) || d.hi != std::floor(d.hi) ||
+                        std::fabs(d.lo) > 9e15 || std::fabs(d.hi) > 9e15))
+        po.fail(po.at("min"), "integer sampling needs integer min and max");
+    }
+    return d;
+  }
+
+  static json sample(const RandomDist& d, Rng& rng) {
+    if (d.kind == "choice") return d.choices[rng.uniform_below(d.choices.size())];
+    if (d.kind == "uniform" && d.integer)
+      return static_cast<int64_t>(d.lo) +
+             static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(d.hi - d.lo) + 1));
+    const double u = rng.uniform01();
+    if (d.kind == "uniform") {
+      return d.lo + (d.hi - d.lo) * u;
+    }
+    const double x = std::exp(std::log(d.lo) + u * (std::log(d.hi) - std::log(d.lo)));
+    if (d.integer)
+      return static_cast<int64_t>(
+          std::clamp(std::llround(x), static_cast<long long>(d.lo), static_cast<long long>(d.hi)));
+    return std::clamp(x, d.lo, d.hi);
+  }
+
   void read_random(const Obj& o, const json& base, Axis* axis) {
     const int64_t n = o.integer("n", 1, kMaxPoints);
     const uint64_t seed =
@@ -232,58 +278,19 @@ class SweepReader {
     const json& params = o.get("parameters");
     if (!params.is_array() || params.empty())
       o.fail(o.at("parameters"), "expected a non-empty array of {pointer, distribution, ...}");
-    struct Dist {
-      std::string kind;
-      double lo = 0, hi = 0;
-      bool integer = false;
-      std::vector<json> choices;
-    };
-    std::vector<Dist> dists;
+    std::vector<RandomDist> dists;
     for (size_t p = 0; p < params.size(); ++p) {
       const Obj po(params[p], file_, o.at("parameters") + "/" + std::to_string(p),
                    kRandomParamKeys);
       axis->columns.push_back(add_column(po, base));
-      Dist d;
-      d.kind = po.choice("distribution", {"uniform", "log_uniform", "choice"});
-      if (d.kind == "choice") {
-        for (const char* k : {"min", "max", "integer"})
-          if (po.has(k)) po.fail(po.at(k), "'" + std::string(k) + "' does not apply to a choice");
-        d.choices = read_values(po, "values");
-      } else {
-        if (po.has("values")) po.fail(po.at("values"), "'values' applies to a choice only");
-        d.lo = po.number("min", -1e300, 1e300);
-        d.hi = po.number("max", -1e300, 1e300);
-        d.integer = po.has("integer") && po.boolean("integer");
-        if (d.hi < d.lo) po.fail(po.at("max"), "expected max >= min");
-        if (d.kind == "log_uniform" && d.lo <= 0)
-          po.fail(po.at("min"), "log_uniform needs min > 0");
-        if (d.integer && (d.lo != std::floor(d.lo) || d.hi != std::floor(d.hi) ||
-                          std::fabs(d.lo) > 9e15 || std::fabs(d.hi) > 9e15))
-          po.fail(po.at("min"), "integer sampling needs integer min and max");
-      }
-      dists.push_back(std::move(d));
+      dists.push_back(read_distribution(po));
     }
     Rng rng = Rng::stream(seed, "sweep-random-axis");
-    auto sample = [&](const Dist& d) -> json {
-      if (d.kind == "choice") return d.choices[rng.uniform_below(d.choices.size())];
-      if (d.kind == "uniform" && d.integer)
-        return static_cast<int64_t>(d.lo) +
-               static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(d.hi - d.lo) + 1));
-      const double u = rng.uniform01();
-      if (d.kind == "uniform") {
-        return d.lo + (d.hi - d.lo) * u;
-      }
-      const double x = std::exp(std::log(d.lo) + u * (std::log(d.hi) - std::log(d.lo)));
-      if (d.integer)
-        return static_cast<int64_t>(std::clamp(std::llround(x), static_cast<long long>(d.lo),
-                                               static_cast<long long>(d.hi)));
-      return std::clamp(x, d.lo, d.hi);
-    };
     for (int64_t k = 0; k < n; ++k) {
       std::vector<json> setting;
       std::vector<std::string> ptrs;
       for (size_t p = 0; p < dists.size(); ++p) {
-        setting.push_back(sample(dists[p]));
+        setting.push_back(sample(dists[p], rng));
         ptrs.push_back(o.at("parameters") + "/" + std::to_string(p));
       }
       axis->settings.push_back(std::move(setting));
@@ -291,7 +298,7 @@ class SweepReader {
     }
     // The values the loader must accept: both ends of each range, every choice.
     for (size_t p = 0; p < dists.size(); ++p) {
-      const Dist& d = dists[p];
+      const RandomDist& d = dists[p];
       const std::string pp = o.at("parameters") + "/" + std::to_string(p);
       if (d.kind == "choice") {
         for (size_t k = 0; k < d.choices.size(); ++k)

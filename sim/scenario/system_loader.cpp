@@ -41,20 +41,8 @@ FabricSpec read_fabric(const Obj& f, FabricSpec base, bool all_required) {
 
 namespace {
 
-SystemSpec parse_system(const std::string& text, const std::string& file) {
-  const json j = parse_strict(text, file);
-  const Obj root(j, file, "",
-                 {"name", "description", "vendor", "unit", "node", "gpu", "scale_up", "nics",
-                  "fabric", "price_per_hour_usd", "sources"});
-  SystemSpec s;
-  s.file = file;
-  s.name = root.str("name");
-  s.description = root.str("description");
-  s.vendor = root.choice("vendor", {"aws", "nvidia"});
-  const Obj unit = root.object("unit", {"name", "nodes"});
-  s.unit_name = unit.str("name");
-  s.unit_nodes = static_cast<int>(unit.integer("nodes", 1, 1024));
-
+void read_node(const Obj& root, SystemSpec* out) {
+  SystemSpec& s = *out;
   const Obj node = root.object(
       "node", {"name", "gpus", "host_cpu", "vcpus", "host_memory", "pcie", "local_nvme"});
   s.node.name = node.str("name");
@@ -68,7 +56,10 @@ SystemSpec parse_system(const std::string& text, const std::string& file) {
   s.node.pcie_lanes = static_cast<int>(pcie.integer("lanes", 0, 32));
   s.node.pcie_bandwidth = pcie.bandwidth("bandwidth");
   s.node.host_link = pcie.has("link") ? pcie.choice("link", {"pcie", "nvlink-c2c"}) : "pcie";
+}
 
+void read_gpu(const Obj& root, SystemSpec* out) {
+  SystemSpec& s = *out;
   const Obj gpu = root.object(
       "gpu", {"model", "hbm", "hbm_bandwidth", "sm_count", "power_watts", "peak_dense_tflops"});
   s.gpu.model = gpu.str("model");
@@ -82,7 +73,11 @@ SystemSpec parse_system(const std::string& text, const std::string& file) {
   for (const auto& p : precisions) {
     if (peaks.has(p)) s.gpu.peak_dense_tflops[p] = peaks.number(p, 0.001, 1e6);
   }
+}
 
+// The NVLink domain (s.unit_nodes already read: the domain must divide the unit).
+void read_scale_up(const Obj& root, SystemSpec* out) {
+  SystemSpec& s = *out;
   const Obj su =
       root.object("scale_up", {"technology", "domain_nodes", "gpu_bandwidth", "links_per_gpu",
                                "nvswitch_chips", "nvls", "nvls_min_gpus", "hop_latency"});
@@ -98,7 +93,11 @@ SystemSpec parse_system(const std::string& text, const std::string& file) {
     su.fail(su.at("domain_nodes"),
             "must divide /unit/nodes (" + std::to_string(s.unit_nodes) + ")");
   }
+}
 
+// The NICs (s.node.gpus already read: the NIC count must match it).
+void read_nics(const Obj& root, SystemSpec* out) {
+  SystemSpec& s = *out;
   const Obj nics = root.object(
       "nics", {"kind", "generation", "per_node", "bandwidth", "gpus_per_nic", "nics_per_gpu"});
   const std::string kind = nics.choice("kind", {"efa", "infiniband", "roce"});
@@ -122,6 +121,26 @@ SystemSpec parse_system(const std::string& text, const std::string& file) {
                                        std::to_string(s.node.gpus) + " GPUs, got " +
                                        std::to_string(s.nics.per_node));
   }
+}
+
+SystemSpec parse_system(const std::string& text, const std::string& file) {
+  const json j = parse_strict(text, file);
+  const Obj root(j, file, "",
+                 {"name", "description", "vendor", "unit", "node", "gpu", "scale_up", "nics",
+                  "fabric", "price_per_hour_usd", "sources"});
+  SystemSpec s;
+  s.file = file;
+  s.name = root.str("name");
+  s.description = root.str("description");
+  s.vendor = root.choice("vendor", {"aws", "nvidia"});
+  const Obj unit = root.object("unit", {"name", "nodes"});
+  s.unit_name = unit.str("name");
+  s.unit_nodes = static_cast<int>(unit.integer("nodes", 1, 1024));
+
+  read_node(root, &s);
+  read_gpu(root, &s);
+  read_scale_up(root, &s);
+  read_nics(root, &s);
 
   const Obj fabric = root.object(
       "fabric", {"topology", "tiers", "rail_optimized", "switch_radix", "nodes_per_leaf_group",

@@ -36,12 +36,9 @@ const std::vector<std::string> kFrameworkKeys = {
     "bucket_params",   "kernel_gap",          "kernel_efficiency",
     "pipeline_split",  "moe_dispatcher",      "ep_comm_overlap"};
 
-}  // namespace
-
-TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec& system,
-                               const std::string& data_dir) {
-  TrainingWorkload t;
-  t.fw = load_framework_defaults(data_dir);
+// The "model" key: a zoo name (workloads/models/NAME.json) or an inline model object.
+void read_model(const Obj& w, const std::string& data_dir, TrainingWorkload* out) {
+  TrainingWorkload& t = *out;
   const json& mj = w.get("model");
   if (mj.is_string()) {
     t.model_ref = mj.get<std::string>();
@@ -57,7 +54,11 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
     w.fail(w.at("model"),
            std::string("expected a model name or a model object, got ") + type_name(mj));
   }
-  t.gpus = w.has("gpus") ? static_cast<int>(w.integer("gpus", 1, cluster_gpus)) : cluster_gpus;
+}
+
+// "parallelism" and "batch" for t.gpus GPUs.
+void read_parallelism(const Obj& w, TrainingWorkload* out) {
+  TrainingWorkload& t = *out;
   ParallelConfig& p = t.par;
   const Obj par = w.object("parallelism", kParallelismKeys);
   auto deg = [&](const char* k, int dflt) {
@@ -87,6 +88,10 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
   p.global_batch = static_cast<int>(batch.integer("global", 1, 1 << 24));
   p.micro_batch = batch.has("micro") ? static_cast<int>(batch.integer("micro", 1, 1 << 16)) : 1;
   p.seq_len = static_cast<int>(batch.integer("seq_len", 1, 1 << 24));
+}
+
+void read_recompute(const Obj& w, ParallelConfig* out) {
+  ParallelConfig& p = *out;
   if (w.has("recompute")) {
     const Obj r = w.object("recompute", kRecomputeKeys);
     parse_recompute(r.choice("mode", {"none", "selective", "full"}), &p.recompute);
@@ -111,11 +116,11 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
       }
     }
   }
-  if (w.has("precision")) {
-    parse_precision(
-        w.choice("precision", {"bf16", "fp8_ds", "fp8_cs", "fp8_blk", "mxfp8", "nvfp4"}),
-        &p.precision);
-  }
+}
+
+// "framework": overrides of the defaults already in t.fw (calibration/framework.json).
+void read_framework(const Obj& w, TrainingWorkload* out) {
+  TrainingWorkload& t = *out;
   if (w.has("framework")) {
     const Obj f = w.object("framework", kFrameworkKeys);
     if (f.has("tp_comm_overlap")) t.fw.tp_comm_overlap = f.boolean("tp_comm_overlap");
@@ -148,7 +153,12 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
     if (f.has("kernel_efficiency"))
       t.fw.kernel_efficiency = f.number("kernel_efficiency", 0.05, 1.0);
   }
-  if (w.has("symmetry")) t.symmetry = w.boolean("symmetry");
+}
+
+// "routing" of a mixture-of-experts model (t.model and t.par already read).
+void read_routing(const Obj& w, TrainingWorkload* out) {
+  TrainingWorkload& t = *out;
+  const ParallelConfig& p = t.par;
   if (w.has("routing")) {
     if (!is_moe(t.model))
       w.fail(w.at("routing"), "routing applies to mixture-of-experts models only");
@@ -199,7 +209,11 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
     if (r.has("drift")) spec.drift = r.number("drift", 0.0, 10.0);
     t.routing = spec;
   }
-  const int per_domain = system.node.gpus * system.scale_up.domain_nodes;
+}
+
+// "placement": ranks per NVLink domain of `per_domain` GPUs (0 = fill every domain).
+void read_placement(const Obj& w, int cluster_gpus, int per_domain, TrainingWorkload* out) {
+  TrainingWorkload& t = *out;
   if (w.has("placement")) {
     const Obj pl = w.object("placement", kPlacementKeys);
     if (pl.has("ranks_per_domain")) {
@@ -215,7 +229,29 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
       if (t.ranks_per_domain == per_domain) t.ranks_per_domain = 0;
     }
   }
-  check_parallel_config(t.model, p, t.gpus, per_domain, w.file(), w.ptr());
+}
+
+}  // namespace
+
+TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec& system,
+                               const std::string& data_dir) {
+  TrainingWorkload t;
+  t.fw = load_framework_defaults(data_dir);
+  read_model(w, data_dir, &t);
+  t.gpus = w.has("gpus") ? static_cast<int>(w.integer("gpus", 1, cluster_gpus)) : cluster_gpus;
+  read_parallelism(w, &t);
+  read_recompute(w, &t.par);
+  if (w.has("precision")) {
+    parse_precision(
+        w.choice("precision", {"bf16", "fp8_ds", "fp8_cs", "fp8_blk", "mxfp8", "nvfp4"}),
+        &t.par.precision);
+  }
+  read_framework(w, &t);
+  if (w.has("symmetry")) t.symmetry = w.boolean("symmetry");
+  read_routing(w, &t);
+  const int per_domain = system.node.gpus * system.scale_up.domain_nodes;
+  read_placement(w, cluster_gpus, per_domain, &t);
+  check_parallel_config(t.model, t.par, t.gpus, per_domain, w.file(), w.ptr());
   return t;
 }
 
