@@ -2,8 +2,6 @@
 // horizon of Training Plan segments, day rounding, exact-reservation check, recommendations.
 #include "plan/plan.h"
 
-#include "study/memory.h"
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -49,15 +47,8 @@ void set_horizon(const PlanSpec& plan, RunSpec* spec) {
       reservation_segments(std::vector<int>(horizon_segments, plan.max_segment_days));
 }
 
-void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const LoadOptions& load,
-                        CandidateResult* out) {
-  const Scenario& s0 = *pc.scenario;
-  const TrainingWorkload& w = *s0.training;
-  out->gpus = w.gpus;
-  const StudyCluster cluster = load_study_cluster(s0, load.data_dir);
-  const StepOutcome step = simulate_training_step(s0, cluster, /*want_trace=*/false);
-  const StepResult& r = step.result;
-  if (step.moe) out->moe_heatmap = step.moe->summary.heatmap;
+// Throughput, memory and time breakdown of the candidate's step.
+void record_step(const StepResult& r, CandidateResult* out) {
   out->step_time_s = r.step_time_s;
   out->tokens_per_s_per_gpu = r.tokens_per_s_per_gpu;
   out->mfu = r.mfu;
@@ -70,48 +61,25 @@ void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const Loa
   out->bubble_s = b.bubble;
   out->other_s = r.step_time_s - out->compute_s - out->exposed_comm_s - b.bubble;
   if (out->other_s < 1e-9 * r.step_time_s) out->other_s = 0;  // rounding leftovers
-  if (!r.memory.fits) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "out of memory: needs %.1f GiB per GPU, HBM has %.1f GiB",
-                  static_cast<double>(r.memory.reserved + r.memory.device_overhead) / kGiB,
-                  out->hbm_gib);
-    out->status = CandidateStatus::kOutOfMemory;
-    out->reason = buf;
-    // The cheapest single changes that fit (workload/memory_advice.h), at most three.
-    const std::vector<MemoryFix> fixes = scenario_memory_fixes(s0);
-    for (size_t i = 0; i < fixes.size() && i < 3; ++i) {
-      std::snprintf(
-          buf, sizeof buf, "%s %s (%.1f GiB)", i == 0 ? "; fits with" : ",",
-          fixes[i].change.c_str(),
-          static_cast<double>(fixes[i].result.reserved + fixes[i].result.device_overhead) / kGiB);
-      out->reason += buf;
-    }
-    return;
-  }
-  // Run-level Monte Carlo under a horizon of back-to-back max-length segments.
-  Scenario s = s0;
-  RunSpec& spec = *s.run;
-  const double notice_s = spec.reservation.termination_notice_s;
+}
+
+// The candidate's scenario (*s = s0) under a horizon of back-to-back max-length segments, and its
+// step table and job shape (one replica; the replicas run from them).
+RunOutcome horizon_run(const PlanSpec& plan, const Scenario& s0, const StudyCluster& cluster,
+                       const StepOutcome& step, Scenario* s) {
+  *s = s0;
+  RunSpec& spec = *s->run;
   set_horizon(plan, &spec);
-  spec.replicas = 1;  // the step table and job shape only; the replicas run below
-  const RunOutcome base = simulate_run_level(s, cluster, step, 1, false);
-  spec.replicas = plan.replicas;
-  const CheckpointCosts k = checkpoint_costs(spec.checkpoint);
-  out->final_checkpoint_s = k.blocking_s + k.upload_s;
-  out->ideal_days = plan.token_budget / base.summary.tokens_per_s / kDayS;
-  const std::vector<double> fin =
-      finish_times(spec, base.job, base.steps, s.seed, out->final_checkpoint_s);
-  double ettr = 0;
-  for (double f : fin)
-    if (f < kInf) ettr += out->ideal_days * kDayS / (f - out->final_checkpoint_s);
-  out->ettr_mean = ettr / static_cast<double>(fin.size());
-  std::vector<double> need;
-  for (double f : fin) {
-    out->finish_days.push_back(f < kInf ? f / kDayS : kInf);
-    need.push_back(f < kInf ? days_needed(f, notice_s) : kInf);
-  }
-  out->finish_p50_days = percentile(out->finish_days, 0.5);
-  out->finish_conf_days = percentile(out->finish_days, plan.confidence);
+  spec.replicas = 1;
+  return simulate_run_level(*s, cluster, step, 1, false);
+}
+
+// The days D at the confidence, checked with the exact reservation and grown a day at a time
+// when a segment boundary costs more; 0 (with out->status and reason set) when the candidate
+// does not finish.
+int reservation_days(const PlanSpec& plan, const RunSpec& spec, const RunOutcome& base,
+                     uint64_t seed, const std::vector<double>& need, CandidateResult* out) {
+  const double notice_s = spec.reservation.termination_notice_s;
   const double d_conf = percentile(need, plan.confidence);
   if (!(d_conf <= plan.max_days)) {
     out->status = CandidateStatus::kDoesNotFinish;
@@ -119,26 +87,32 @@ void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const Loa
     std::snprintf(buf, sizeof buf, "does not finish within max_days (%d) in %.0f %% of the runs",
                   plan.max_days, plan.confidence * 100);
     out->reason = buf;
-    return;
+    return 0;
   }
-  // Check D with the exact reservation; grow a day at a time if a segment boundary costs more.
   int days = static_cast<int>(d_conf);
   for (int tries = 0;; ++tries) {
     RunSpec exact = spec;
     exact.reservation.segments = reservation_segments(segment_layout(days, plan.max_segment_days));
     const std::vector<double> f_exact =
-        finish_times(exact, base.job, base.steps, s.seed, out->final_checkpoint_s);
+        finish_times(exact, base.job, base.steps, seed, out->final_checkpoint_s);
     out->success_fraction = success_fraction(f_exact, days, notice_s);
     if (out->success_fraction + 1e-12 >= plan.confidence) break;
     if (tries >= 30 || days >= plan.max_days) {
       out->status = CandidateStatus::kDoesNotFinish;
       out->reason = "the exact reservation does not reach the confidence";
-      return;
+      return 0;
     }
     ++days;
   }
-  out->days = days;
-  out->segments = segment_layout(days, plan.max_segment_days);
+  return days;
+}
+
+// Instances reserved (the job's and the spare nodes'), cost and GPU-hours of a reservation of
+// `days` days; fin: the finish times of the Monte Carlo runs.
+void price_reservation(const PlanCandidate& pc, const RunSpec& spec, int days,
+                       const std::vector<double>& fin, CandidateResult* out) {
+  const Scenario& s0 = *pc.scenario;
+  const TrainingWorkload& w = *s0.training;
   // The spare nodes are reserved too: first the nodes of the reserved units the job leaves
   // unused (gpus_per_unit), then whole instances (UltraServers) holding the rest.
   const int unit_nodes = std::max(1, s0.system.unit_nodes);
@@ -160,18 +134,72 @@ void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const Loa
   out->idle_gpu_hours = std::max(0.0, days * kDayS - mean_finish) * out->gpus / 3600;
 }
 
+void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const LoadOptions& load,
+                        CandidateResult* out) {
+  const Scenario& s0 = *pc.scenario;
+  out->gpus = s0.training->gpus;
+  const StudyCluster cluster = load_study_cluster(s0, load.data_dir);
+  const StepOutcome step = simulate_training_step(s0, cluster, /*want_trace=*/false);
+  const StepResult& r = step.result;
+  if (step.moe) out->moe_heatmap = step.moe->summary.heatmap;
+  record_step(r, out);
+  if (!r.memory.fits) {
+    char buf[160];
+    constexpr double kGiB = 1024.0 * 1024 * 1024;
+    std::snprintf(buf, sizeof buf, "out of memory: needs %.1f GiB per GPU, HBM has %.1f GiB",
+                  static_cast<double>(r.memory.reserved + r.memory.device_overhead) / kGiB,
+                  out->hbm_gib);
+    out->status = CandidateStatus::kOutOfMemory;
+    out->reason = buf;
+    // The cheapest single changes that fit (workload/memory_advice.h), at most three.
+    const std::vector<MemoryFix> fixes = scenario_memory_fixes(s0);
+    for (size_t i = 0; i < fixes.size() && i < 3; ++i) {
+      std::snprintf(
+          buf, sizeof buf, "%s %s (%.1f GiB)", i == 0 ? "; fits with" : ",",
+          fixes[i].change.c_str(),
+          static_cast<double>(fixes[i].result.reserved + fixes[i].result.device_overhead) / kGiB);
+      out->reason += buf;
+    }
+    return;
+  }
+  // Run-level Monte Carlo under a horizon of back-to-back max-length segments.
+  Scenario s;
+  const RunOutcome base = horizon_run(plan, s0, cluster, step, &s);
+  RunSpec& spec = *s.run;
+  const double notice_s = spec.reservation.termination_notice_s;
+  spec.replicas = plan.replicas;
+  const CheckpointCosts k = checkpoint_costs(spec.checkpoint);
+  out->final_checkpoint_s = k.blocking_s + k.upload_s;
+  out->ideal_days = plan.token_budget / base.summary.tokens_per_s / kDayS;
+  const std::vector<double> fin =
+      finish_times(spec, base.job, base.steps, s.seed, out->final_checkpoint_s);
+  double ettr = 0;
+  for (double f : fin)
+    if (f < kInf) ettr += out->ideal_days * kDayS / (f - out->final_checkpoint_s);
+  out->ettr_mean = ettr / static_cast<double>(fin.size());
+  std::vector<double> need;
+  for (double f : fin) {
+    out->finish_days.push_back(f < kInf ? f / kDayS : kInf);
+    need.push_back(f < kInf ? days_needed(f, notice_s) : kInf);
+  }
+  out->finish_p50_days = percentile(out->finish_days, 0.5);
+  out->finish_conf_days = percentile(out->finish_days, plan.confidence);
+  const int days = reservation_days(plan, spec, base, s.seed, need, out);
+  if (days == 0) return;
+  out->days = days;
+  out->segments = segment_layout(days, plan.max_segment_days);
+  price_reservation(pc, spec, days, fin, out);
+}
+
 // ETTR vs checkpoint interval of one candidate, under the same horizon as simulate_candidate.
 EttrCurve candidate_ettr_curve(const PlanSpec& plan, const PlanCandidate& pc,
                                const LoadOptions& load, int threads) {
   const Scenario& s0 = *pc.scenario;
   const StudyCluster cluster = load_study_cluster(s0, load.data_dir);
   const StepOutcome step = simulate_training_step(s0, cluster, /*want_trace=*/false);
-  Scenario s = s0;
-  RunSpec& spec = *s.run;
-  set_horizon(plan, &spec);
-  spec.replicas = 1;
-  const RunOutcome base = simulate_run_level(s, cluster, step, 1, false);
-  return ettr_vs_interval(spec, base.job, base.steps, s.seed,
+  Scenario s;
+  const RunOutcome base = horizon_run(plan, s0, cluster, step, &s);
+  return ettr_vs_interval(*s.run, base.job, base.steps, s.seed,
                           std::min(plan.replicas, kPlanCurveReplicas), threads);
 }
 
@@ -230,10 +258,11 @@ const char* to_string(CandidateStatus s) {
   return "?";
 }
 
-PlanResult run_plan(const PlanSpec& plan, const LoadOptions& load_in, int threads,
-                    std::FILE* progress) {
-  LoadOptions load = load_in;
-  if (load.data_dir.empty()) load.data_dir = default_data_dir();
+namespace {
+
+// The result before any simulation: the plan's header and one row per candidate (invalid
+// layouts marked).
+PlanResult plan_rows(const PlanSpec& plan) {
   PlanResult res;
   res.name = plan.name;
   res.file = plan.file;
@@ -257,6 +286,13 @@ PlanResult run_plan(const PlanSpec& plan, const LoadOptions& load_in, int thread
       c.reason = "invalid layout: " + pc.invalid;
     }
   }
+  return res;
+}
+
+// Simulates every valid candidate on `threads` threads (<= 0: every core).
+void simulate_candidates(const PlanSpec& plan, const LoadOptions& load, int threads,
+                         PlanResult* out) {
+  PlanResult& res = *out;
   // Candidates are independent; each writes only its own slot, so the thread count cannot
   // change a result.
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -284,13 +320,11 @@ PlanResult run_plan(const PlanSpec& plan, const LoadOptions& load_in, int thread
     throw InternalError("candidate " + c.system + " ×" + std::to_string(c.count) + " " +
                         c.parallelism + ": " + errors[i]);
   }
-  if (progress != nullptr) {
-    for (const auto& c : res.candidates)
-      std::fprintf(progress, "plan: %s x%d [%s]: %s\n", c.system.c_str(), c.count,
-                   c.parallelism.c_str(), to_string(c.status));
-  }
+}
 
-  // Recommendations.
+// The cheapest candidate meeting the deadline and the fastest within the budget.
+void recommend(const PlanSpec& plan, PlanResult* out) {
+  PlanResult& res = *out;
   for (size_t i = 0; i < res.candidates.size(); ++i) {
     CandidateResult& c = res.candidates[i];
     if (c.status != CandidateStatus::kOk) continue;
@@ -308,11 +342,11 @@ PlanResult run_plan(const PlanSpec& plan, const LoadOptions& load_in, int thread
         res.fastest = idx;
     }
   }
-  // ETTR against the checkpoint interval for the recommendations (the report's chart).
-  for (int idx : {res.cheapest, res.fastest})
-    if (idx >= 0 && res.candidates[idx].ettr_curve.points.empty())
-      res.candidates[idx].ettr_curve =
-          candidate_ettr_curve(plan, plan.candidates[idx], load, threads);
+}
+
+// One line per candidate saying why it is or is not recommended.
+void write_verdicts(const PlanSpec& plan, PlanResult* out) {
+  PlanResult& res = *out;
   for (size_t i = 0; i < res.candidates.size(); ++i) {
     CandidateResult& c = res.candidates[i];
     const int idx = static_cast<int>(i);
@@ -343,6 +377,29 @@ PlanResult run_plan(const PlanSpec& plan, const LoadOptions& load_in, int thread
       }
     }
   }
+}
+
+}  // namespace
+
+PlanResult run_plan(const PlanSpec& plan, const LoadOptions& load_in, int threads,
+                    std::FILE* progress) {
+  LoadOptions load = load_in;
+  if (load.data_dir.empty()) load.data_dir = default_data_dir();
+  PlanResult res = plan_rows(plan);
+  simulate_candidates(plan, load, threads, &res);
+  if (progress != nullptr) {
+    for (const auto& c : res.candidates)
+      std::fprintf(progress, "plan: %s x%d [%s]: %s\n", c.system.c_str(), c.count,
+                   c.parallelism.c_str(), to_string(c.status));
+  }
+
+  recommend(plan, &res);
+  // ETTR against the checkpoint interval for the recommendations (the report's chart).
+  for (int idx : {res.cheapest, res.fastest})
+    if (idx >= 0 && res.candidates[idx].ettr_curve.points.empty())
+      res.candidates[idx].ettr_curve =
+          candidate_ettr_curve(plan, plan.candidates[idx], load, threads);
+  write_verdicts(plan, &res);
   return res;
 }
 
