@@ -21,6 +21,7 @@ namespace fleetsim {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 // t_i + final checkpoint per replica (inf when the budget is not reached).
 std::vector<double> finish_times(const RunSpec& spec, const JobShape& job, const StepTable& steps,
@@ -52,7 +53,6 @@ void record_step(const StepResult& r, CandidateResult* out) {
   out->step_time_s = r.step_time_s;
   out->tokens_per_s_per_gpu = r.tokens_per_s_per_gpu;
   out->mfu = r.mfu;
-  constexpr double kGiB = 1024.0 * 1024 * 1024;
   out->memory_gib = static_cast<double>(r.memory.total) / kGiB;
   out->hbm_gib = static_cast<double>(r.memory.capacity) / kGiB;
   const TimeBreakdown& b = r.breakdown;
@@ -145,7 +145,6 @@ void simulate_candidate(const PlanSpec& plan, const PlanCandidate& pc, const Loa
   record_step(r, out);
   if (!r.memory.fits) {
     char buf[160];
-    constexpr double kGiB = 1024.0 * 1024 * 1024;
     std::snprintf(buf, sizeof buf, "out of memory: needs %.1f GiB per GPU, HBM has %.1f GiB",
                   static_cast<double>(r.memory.reserved + r.memory.device_overhead) / kGiB,
                   out->hbm_gib);
