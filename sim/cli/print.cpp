@@ -7,7 +7,7 @@ namespace fleetsim {
 
 void print_memory(const MemoryBreakdown& m) {
   auto gib = [](int64_t b) { return static_cast<double>(b) / (1024.0 * 1024 * 1024); };
-  std::printf("memory per GPU (stage %d, %d layers, %d micro-batches in flight):\n", m.stage,
+  std::printf("memory per GPU (stage %d, %d layers, %d forward passes in flight):\n", m.stage,
               m.layers_on_stage, m.in_flight_microbatches);
   std::printf("  weights          %9.2f GiB\n", gib(m.weights));
   std::printf("  gradients        %9.2f GiB\n", gib(m.gradients));

@@ -31,10 +31,24 @@ const std::vector<std::string> kParallelismKeys = {
     "fsdp"};
 const std::vector<std::string> kBatchKeys = {"global", "micro", "seq_len"};
 const std::vector<std::string> kRecomputeKeys = {"mode", "layers", "modules"};
-const std::vector<std::string> kFrameworkKeys = {
-    "tp_comm_overlap", "overlap_grad_reduce", "overlap_param_gather",
-    "bucket_params",   "kernel_gap",          "kernel_efficiency",
-    "pipeline_split",  "moe_dispatcher",      "ep_comm_overlap"};
+const std::vector<std::string> kFrameworkKeys = {"tp_comm_overlap",      "overlap_grad_reduce",
+                                                 "overlap_param_gather", "bucket_params",
+                                                 "kernel_gap",           "kernel_efficiency",
+                                                 "pipeline_split",       "moe_dispatcher",
+                                                 "ep_comm_overlap",      "memory"};
+// framework.memory: what the framework does to memory (workload/memory.h MemoryOptions).
+const std::vector<std::string> kMemoryKeys = {"recipe",
+                                              "main_grads",
+                                              "main_params",
+                                              "exp_avg",
+                                              "exp_avg_sq",
+                                              "fp8_param_gather",
+                                              "optimizer_offload_fraction",
+                                              "offload_modules",
+                                              "cross_entropy",
+                                              "moe_token_factor",
+                                              "moe_permute_fusion",
+                                              "expandable_segments"};
 
 // The "model" key: a zoo name (workloads/models/NAME.json) or an inline model object.
 void read_model(const Obj& w, const std::string& data_dir, TrainingWorkload* out) {
@@ -118,6 +132,46 @@ void read_recompute(const Obj& w, ParallelConfig* out) {
   }
 }
 
+// framework.memory (docs/memory.md): a recipe to start from, then the keys that override it.
+MemoryOptions read_memory_options(const Obj& m) {
+  MemoryOptions o;
+  if (m.has("recipe") &&
+      m.choice("recipe", {"megatron-lm", "megatron-bridge-perf"}) == "megatron-bridge-perf")
+    o = megatron_bridge_perf_options();
+  const auto bytes = [&](const char* key, std::vector<std::string> names) {
+    const std::string v = m.choice(key, names);
+    return v == "fp32" ? 4 : v == "bf16" ? 2 : 1;
+  };
+  if (m.has("main_grads")) o.grad_bytes = bytes("main_grads", {"fp32", "bf16"});
+  if (m.has("main_params")) o.master_bytes = bytes("main_params", {"fp32", "bf16"});
+  if (m.has("exp_avg")) o.exp_avg_bytes = bytes("exp_avg", {"fp32", "bf16", "fp8"});
+  if (m.has("exp_avg_sq")) o.exp_avg_sq_bytes = bytes("exp_avg_sq", {"fp32", "bf16", "fp8"});
+  if (m.has("fp8_param_gather")) o.fp8_param_gather = m.boolean("fp8_param_gather");
+  if (m.has("optimizer_offload_fraction"))
+    o.optimizer_offload_fraction = m.number("optimizer_offload_fraction", 0, 1);
+  if (m.has("offload_modules")) {
+    const json& list = m.get("offload_modules");
+    if (!list.is_array()) m.fail(m.at("offload_modules"), "expected a list of module names");
+    o.offload_modules = 0;
+    for (size_t i = 0; i < list.size(); ++i) {
+      unsigned bit = 0;
+      const std::string at = m.at("offload_modules") + "/" + std::to_string(i);
+      if (!list[i].is_string() || !parse_offload_module(list[i].get<std::string>(), &bit))
+        m.fail(at,
+               "expected one of attn_norm, core_attn, attn_proj, mlp_norm, expert_fc1, moe_act");
+      o.offload_modules |= bit;
+    }
+  }
+  if (m.has("cross_entropy"))
+    o.cross_entropy = m.choice("cross_entropy", {"native", "te"}) == "te"
+                          ? CrossEntropyImpl::kTe
+                          : CrossEntropyImpl::kNative;
+  if (m.has("moe_token_factor")) o.moe_token_factor = m.number("moe_token_factor", 1, 64);
+  if (m.has("moe_permute_fusion")) o.moe_permute_fusion = m.boolean("moe_permute_fusion");
+  if (m.has("expandable_segments")) o.expandable_segments = m.boolean("expandable_segments");
+  return o;
+}
+
 // "framework": overrides of the defaults already in t.fw (calibration/framework.json).
 void read_framework(const Obj& w, TrainingWorkload* out) {
   TrainingWorkload& t = *out;
@@ -152,6 +206,7 @@ void read_framework(const Obj& w, TrainingWorkload* out) {
     }
     if (f.has("kernel_efficiency"))
       t.fw.kernel_efficiency = f.number("kernel_efficiency", 0.05, 1.0);
+    if (f.has("memory")) t.fw.memory = read_memory_options(f.object("memory", kMemoryKeys));
   }
 }
 
@@ -333,6 +388,7 @@ std::map<std::string, std::vector<std::string>> training_scenario_keys() {
           {"/workload#training/batch", kBatchKeys},
           {"/workload#training/recompute", kRecomputeKeys},
           {"/workload#training/framework", kFrameworkKeys},
+          {"/workload#training/framework/memory", kMemoryKeys},
           {"/workload#training/placement", kPlacementKeys},
           {"/workload#training/routing", kRoutingKeys},
           {"/workload#training/routing/bias_update", kBiasUpdateKeys}};

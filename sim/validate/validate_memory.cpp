@@ -78,6 +78,10 @@ bool is_memory_metric(const std::string& metric) {
 
 MemoryOptions recipe_memory_options(const ModelSpec& m, const ParallelConfig& p) {
   MemoryOptions o = megatron_bridge_perf_options();
+  // bf16_with_fp8_*_mixed / bf16_with_mxfp8_mixed / bf16_with_nvfp4_mixed set fp8_param_gather;
+  // the block-scaling (subchannel) recipe does not (training/mixed_precision.py).
+  o.fp8_param_gather =
+      p.precision != PrecisionRecipe::kBf16 && p.precision != PrecisionRecipe::kFp8Block;
   if (m.name != "deepseek-v3" || m.layers != 61) return o;
   o.exp_avg_bytes = 2;
   o.exp_avg_sq_bytes = 2;

@@ -34,7 +34,8 @@ bool predict_memory_row(const std::map<std::string, std::string>& fields,
                         const std::string& data_dir, ValidationRow* v, std::string* why);
 
 // The memory options of the Megatron-Bridge performance recipes that measured NVIDIA's
-// performance summary (workload/memory.h megatron_bridge_perf_options()), with the DeepSeek-V3
+// performance summary (workload/memory.h megatron_bridge_perf_options(); FP8 parameter gather
+// with every FP8 / MXFP8 / NVFP4 recipe but block scaling), with the DeepSeek-V3
 // recipe's precision-aware optimizer (bf16 moments) and pipeline layout for (pp, vp) =
 // (4, 1), (8, 1), (4, 2), (16, 1), (8, 2), (4, 4) (_get_deepseek_v3_pipeline_layout in
 // src/megatron/bridge/recipes/deepseek/h100/deepseek_v3.py: the embedding in the first virtual

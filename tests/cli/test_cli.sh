@@ -39,10 +39,12 @@ check run-trace 0 "$bin" run scenarios/quickstart.json --out "$tmp/d" --trace "$
 if /usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1])); assert len(t['traceEvents']) > 100" "$tmp/d/trace.json"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL trace is not JSON with events"; fi
 check memory 0 "$bin" memory scenarios/quickstart.json
 check memory-json 0 "$bin" memory scenarios/quickstart.json --json
-# A configuration that does not fit: the peak's moment and the changes that make it fit.
-check memory-oom 0 "$bin" memory scenarios/deepseek-v3-skew-gb200.json
-if grep -q "DOES NOT FIT" "$tmp/out" && grep -q "^  peak: the first backward of micro-batch 0, chunk 3" "$tmp/out" &&
-   grep -q "^fits with one of (cheapest first):" "$tmp/out" && grep -q "^  full recompute of" "$tmp/out"; then
+# A configuration that does not fit (Llama 3.1 405B, TP 8 PP 16 VP 8 on 80 GiB H100s): the peak's
+# moment and the changes that make it fit.
+printf '{"name": "oom", "cluster": {"system": "p5.48xlarge", "count": 512}, "workload": {"type": "training", "model": "llama3.1-405b", "parallelism": {"tp": 8, "pp": 16, "vp": 8}, "batch": {"global": 2048, "micro": 1, "seq_len": 8192}}}' >"$tmp/oom.json"
+check memory-oom 0 "$bin" memory "$tmp/oom.json"
+if grep -q "DOES NOT FIT" "$tmp/out" && grep -q "^  peak: the first backward of micro-batch 0, chunk 7, after the forward of micro-batch 30, chunk 0" "$tmp/out" &&
+   grep -q "^fits with one of (cheapest first):" "$tmp/out" && grep -q "^  selective recompute (core_attn, mlp): " "$tmp/out"; then
   pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL memory-oom output"; cat "$tmp/out"; fi
 # A training scenario with tp not dividing the heads: exit 2 and the JSON pointer.
 printf '{"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 1}, "workload": {"type": "training", "model": "llama3-8b", "parallelism": {"tp": 3}, "batch": {"global": 8, "seq_len": 4096}}}' >"$tmp/tp3.json"
