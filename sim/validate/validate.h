@@ -1,11 +1,17 @@
-// Training rows (metric tokens_per_sec_per_gpu) build a training scenario from the row's model,
-// hardware, precision and parallel columns (validate_training.cpp) and compare tokens/s/GPU.
-//
 // `fleetsim validate`: simulates each row of a reference CSV (the column format of
-// ../shared/reference/*.csv) that fleetsim can model and compares with the measurement.
-// Collective rows (model = all_reduce, all_gather, reduce_scatter, alltoall) compare bus
-// bandwidth; the message size, NVLS setting and placement are read from the notes column
-// (msg_bytes=…, NCCL_NVLS_ENABLE=0, NCCL_MNNVL_ENABLE=0, "cross-domain A+B nodes").
+// validation/*.csv: hardware, num_gpus, model, precision, seq_len, gbs, mbs, tp, pp, cp, vp, ep,
+// etp, dp, metric_name, metric_value, metric_unit, notes) that fleetsim can model and compares
+// with the measurement.
+// - Training rows build the scenario the row describes (validate_training.cpp: hardware and
+//   model names through names.h, the study layer simulates the step) and compare the metric the
+//   row gives (metrics.h): tokens/s per GPU or in total, step time, model TFLOP/s per GPU, MFU.
+//   Rows that restate another row of the same run in another unit are counted once.
+// - Collective rows (model = all_reduce, all_gather, reduce_scatter, alltoall) compare bus
+//   bandwidth; the message size, NVLS setting and placement are read from the notes column
+//   (msg_bytes=…, NCCL_NVLS_ENABLE=0, NCCL_MNNVL_ENABLE=0, "cross-domain A+B nodes").
+// Rows fleetsim cannot model are skipped with the reason; malformed cells (a non-numeric GPU
+// count, a negative step time) are errors with the file and line, recorded per row so that the
+// other rows are still validated (the CLI prints them and exits 2).
 #pragma once
 
 #include <map>
@@ -17,19 +23,36 @@
 
 namespace fleetsim {
 
+// The predicted step of a training row, for --csv: where the time goes (seconds per step on the
+// critical rank) and whether the configuration fits in HBM.
+struct RowBreakdown {
+  double step_time_s = 0;
+  double compute_s = 0, tp_exposed_s = 0, cp_exposed_s = 0, ep_exposed_s = 0, pp_exposed_s = 0,
+         dp_exposed_s = 0, bubble_s = 0, optimizer_s = 0;
+  // Host launch cost is not a separate figure: the step simulator charges the framework's
+  // kernel gap on the compute stream, so it is inside compute_s.
+  double memory_gib = 0, hbm_gib = 0;
+  bool memory_fits = false;
+};
+
 struct ValidationRow {
   int line = 0;
-  std::string hardware, model, metric;
+  std::string hardware, model, metric, unit;
   int num_gpus = 0;
   Bytes size;
   std::string system;     // fleetsim system used
   std::string algorithm;  // algorithm the tuner chose
   double measured = 0, predicted = 0, error_pct = 0;
   bool skipped = false;
+  bool error = false;     // a malformed cell (reason says which and what was expected)
   bool small = false;     // message < 1 MiB: reported separately
-  bool training = false;  // a training-throughput row (tokens/s/GPU)
+  bool training = false;  // a training row
+  std::string family;     // training rows: the zoo model simulated ("llama3-70b")
   std::string config;     // training rows: the parallel configuration simulated
+  std::string defaults;   // training rows: the --default values used ("mbs=1")
+  std::string notes;      // how names were resolved, the peak an MFU row used
   std::string reason;
+  RowBreakdown breakdown;
 };
 
 struct ValidationReport {
@@ -40,6 +63,7 @@ struct ValidationReport {
   double mape_small_pct = 0;  // rows with messages < 1 MiB
   int n_small = 0;
   int n_skipped = 0;
+  int n_errors = 0;
   double max_abs_error_pct = 0;  // worst compared row (>= 1 MiB for collectives)
   std::map<std::string, std::pair<double, int>> mape_by_hardware;  // MAPE %, rows
 };
@@ -52,7 +76,13 @@ struct ValidateOptions {
   // Rows asking for more are skipped with the reason (the same limits as `fleetsim run`).
   int max_gpus = 131072;
   int64_t max_passes = 20'000'000;
+  std::string system;                           // --system: every row on this system
+  std::map<std::string, std::string> models;    // --model-map: name → zoo id or model path
+  std::map<std::string, std::string> defaults;  // --default KEY=VALUE for empty cells
 };
+
+// Keys --default accepts (the configuration columns of a training row).
+const std::vector<std::string>& default_keys();
 
 ValidationReport validate_reference(const std::string& csv_path, const std::string& data_dir,
                                     const ValidateOptions& options = {});

@@ -1,7 +1,8 @@
+// Training rows of a reference CSV (validate_training.h): the scenario a row describes, simulated.
 #include "validate/validate_training.h"
 
+#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <regex>
 
 #include "core/error.h"
@@ -22,12 +23,14 @@ std::string get(const std::map<std::string, std::string>& f, const char* k) {
   return it == f.end() ? "" : it->second;
 }
 
-// Empty cells mean "not used" (1) in the throughput tables.
-bool int_or(const std::string& s, int dflt, int* out) {
-  if (s.empty()) {
-    *out = dflt;
-    return true;
-  }
+std::string upper(std::string s) {
+  for (char& c : s)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A positive integer cell up to 2^24; false when the cell holds something else.
+bool parse_positive(const std::string& s, int* out) {
   try {
     size_t pos = 0;
     const long v = std::stol(s, &pos);
@@ -39,159 +42,174 @@ bool int_or(const std::string& s, int dflt, int* out) {
   }
 }
 
-std::string system_for(const std::string& hw) {
-  if (hw == "DGX-GB200") return "dgx-gb200-nvl72";
-  if (hw == "DGX-B200") return "dgx-b200";
-  if (hw == "DGX-H100") return "dgx-h100";
-  if (hw == "DGX-GB300") return "dgx-gb300-nvl72";
-  if (hw == "DGX-B300") return "dgx-b300";
-  return "";
-}
-
-}  // namespace
-
-bool predict_training_row(const std::map<std::string, std::string>& f, const std::string& data_dir,
-                          const ValidateOptions& options, TrainingCache& cache, ValidationRow* v,
-                          std::string* why) {
-  const std::string notes = get(f, "notes");
-  if (v->metric != "tokens_per_sec_per_gpu") {
-    if (v->metric.rfind("model_tflops_per_sec_per_gpu", 0) == 0) {
-      *why = "metric '" + v->metric +
-             "' restates the tokens/s/GPU row of the same run through NeMo's FLOP formula "
-             "(the formula is checked in tests/workload)";
-    } else {
-      *why = "metric '" + v->metric + "' is not the per-GPU token throughput validate compares";
+// Reads the batch and parallel columns. Empty parallel cells mean "not used" (1) in the
+// throughput tables; an empty seq_len / gbs / mbs is taken from --default, else the row is skipped.
+RowOutcome parse_config(const std::map<std::string, std::string>& f, const TrainingContext& ctx,
+                        ValidationRow* v, ParallelConfig* p, std::string* why) {
+  struct Field {
+    const char* key;
+    int* out;
+    int empty;  // value of an empty cell; 0 = required (from --default or skip)
+  };
+  const Field fields[] = {{"seq_len", &p->seq_len, 0}, {"gbs", &p->global_batch, 0},
+                          {"mbs", &p->micro_batch, 0}, {"tp", &p->tp, 1},
+                          {"pp", &p->pp, 1},           {"cp", &p->cp, 1},
+                          {"vp", &p->vp, 1},           {"ep", &p->ep, 1},
+                          {"etp", &p->etp, 1}};
+  static const char* kWhat[] = {"sequence length (seq_len)", "global batch size (gbs)",
+                                "micro-batch size (mbs)"};
+  int i = 0;
+  for (const Field& fd : fields) {
+    std::string cell = get(f, fd.key);
+    if (cell.empty()) {
+      auto d = ctx.options.defaults.find(fd.key);
+      if (d != ctx.options.defaults.end()) {
+        cell = d->second;
+        v->defaults += std::string(v->defaults.empty() ? "" : " ") + fd.key + "=" + cell;
+      }
     }
-    return false;
-  }
-  std::smatch m;
-  static const std::regex task_re(R"(task=([A-Za-z-]+))");
-  if (std::regex_search(notes, m, task_re)) {
-    const std::string task = m[1].str();
-    if (task != "Pre-Training" && task != "pretrain") {
-      *why = "task '" + task +
-             "': fine-tuning (packed SQuAD sequences, frozen weights with LoRA) is not modelled";
-      return false;
+    if (cell.empty() && fd.empty == 0) {
+      *why = std::string("no ") + kWhat[i] + " in the row; give one with --default " + fd.key +
+             "=VALUE";
+      return RowOutcome::kSkipped;
     }
+    if (cell.empty()) {
+      *fd.out = fd.empty;
+    } else if (!parse_positive(cell, fd.out)) {
+      *why = std::string("column '") + fd.key +
+             "': expected a positive integer up to 16777216, got '" + cell + "'";
+      return RowOutcome::kMalformed;
+    }
+    ++i;
   }
-  v->system = system_for(v->hardware);
-  if (v->system.empty()) {
-    *why = "no fleetsim topology for hardware '" + v->hardware + "'";
-    return false;
-  }
-  // Model: the name without the parenthesised variant, which selects options.
-  std::string name = v->model;
-  std::string variant;
-  if (const auto p = name.find(" ("); p != std::string::npos) {
-    variant = name.substr(p + 2, name.size() - p - 3);
-    name = name.substr(0, p);
-  }
-  ModelSpec model;
-  try {
-    model = load_model(name, data_dir);
-  } catch (const InputError& e) {
-    *why = "no model definition: " + e.message();
-    return false;
-  }
-  if (variant == "w/o MTP") model.mtp_layers = 0;
-  if (model.benchmark_vocab > 0) model.vocab = model.benchmark_vocab;
-
-  ParallelConfig p;
-  int gbs = 0;
-  const std::string gbs_s = get(f, "gbs");
-  if (gbs_s.empty()) {
-    *why = "global batch size not given";
-    return false;
-  }
-  if (!int_or(gbs_s, 0, &gbs) || !int_or(get(f, "mbs"), 1, &p.micro_batch) ||
-      !int_or(get(f, "seq_len"), 0, &p.seq_len) || !int_or(get(f, "tp"), 1, &p.tp) ||
-      !int_or(get(f, "pp"), 1, &p.pp) || !int_or(get(f, "cp"), 1, &p.cp) ||
-      !int_or(get(f, "vp"), 1, &p.vp) || !int_or(get(f, "ep"), 1, &p.ep) ||
-      !int_or(get(f, "etp"), 1, &p.etp) || p.seq_len < 1) {
-    *why = "a batch or parallel column is not a positive integer";
-    return false;
-  }
-  p.global_batch = gbs;
   const int world = v->num_gpus;
-  if (int64_t{p.tp} * p.pp * p.cp > world || world % (p.tp * p.pp * p.cp) != 0) {
+  if (int64_t{p->tp} * p->pp * p->cp > world || world % (p->tp * p->pp * p->cp) != 0) {
     *why = "tp·pp·cp does not divide num_gpus";
-    return false;
+    return RowOutcome::kSkipped;
   }
-  p.dp = world / (p.tp * p.pp * p.cp);
+  p->dp = world / (p->tp * p->pp * p->cp);
   static const std::regex fsdp_re(R"(FSDP=(\d+))");
+  std::smatch m;
+  const std::string notes = get(f, "notes");
   if (std::regex_search(notes, m, fsdp_re) &&
       m[1].str().find_first_not_of('0') != std::string::npos)
-    p.fsdp = true;
-  // Precision: the column, or for the 25.09 tables without one, the page's footnote (primary
-  // value FP8 with current scaling, parenthesised value "different quantization granularities":
-  // 32×32 blocks on GB200 / B200, which TE runs as MXFP8 there; 128×128 weight / 1×128
-  // activation blocks on H100). The 25.07 table has the same primary / parenthesised layout, with
-  // the same parenthesised configurations as 25.09 (Llama 3.1 405B at TP 4 / PP 8 / CP 2 / VP 8,
-  // GA 32; Llama 3 70B without FSDP at TP 2 / PP 4 / VP 5) and the same Llama 3 8B ratio
-  // (0.956 vs 0.954), but its footnote is not in the retrieved copy: it is read as 25.09's.
-  const std::string prec = get(f, "precision");
-  const bool hopper =
-      v->system.find("h100") != std::string::npos || v->system.find("h200") != std::string::npos;
+    p->fsdp = true;
+  return RowOutcome::kModelled;
+}
+
+// Precision: the column, or for the 25.09 tables without one, the page's footnote (primary
+// value FP8 with current scaling, parenthesised value "different quantization granularities":
+// 32×32 blocks on GB200 / B200, which TE runs as MXFP8 there; 128×128 weight / 1×128
+// activation blocks on H100). The 25.07 table has the same primary / parenthesised layout, with
+// the same parenthesised configurations as 25.09 (Llama 3.1 405B at TP 4 / PP 8 / CP 2 / VP 8,
+// GA 32; Llama 3 70B without FSDP at TP 2 / PP 4 / VP 5) and the same Llama 3 8B ratio
+// (0.956 vs 0.954), but its footnote is not in the retrieved copy: it is read as 25.09's.
+bool parse_precision(const std::string& prec_in, const std::string& notes, bool hopper,
+                     PrecisionRecipe* out) {
+  const std::string prec = upper(prec_in);
   const PrecisionRecipe finer = hopper ? PrecisionRecipe::kFp8Block : PrecisionRecipe::kMxfp8;
   if (prec == "FP8" && has(notes, "parenthesised variant in source cell")) {
-    p.precision = finer;
+    *out = finer;
   } else if (prec == "BF16") {
-    p.precision = PrecisionRecipe::kBf16;
+    *out = PrecisionRecipe::kBf16;
   } else if (prec == "FP8-CS" || (prec == "FP8" && has(notes, "current-step scaling"))) {
-    p.precision = PrecisionRecipe::kFp8Current;
-  } else if (prec == "FP8") {
-    p.precision = PrecisionRecipe::kFp8Delayed;
+    *out = PrecisionRecipe::kFp8Current;
+  } else if (prec == "FP8" || prec == "FP8-DS") {
+    *out = PrecisionRecipe::kFp8Delayed;
   } else if (prec == "FP8-MX" || prec == "MXFP8") {
-    p.precision = PrecisionRecipe::kMxfp8;
-  } else if (prec == "NVFP4") {
-    p.precision = PrecisionRecipe::kNvfp4;
+    *out = PrecisionRecipe::kMxfp8;
+  } else if (prec == "NVFP4" || prec == "FP4") {
+    *out = PrecisionRecipe::kNvfp4;
   } else if (prec.empty() && has(notes, "parenthesised variant")) {
-    p.precision = finer;
+    *out = finer;
   } else if (prec.empty() && has(notes, "primary (non-parenthesised)")) {
-    p.precision = PrecisionRecipe::kFp8Current;
+    *out = PrecisionRecipe::kFp8Current;
   } else {
-    *why = "precision '" + prec + "' not recognised";
     return false;
   }
+  return true;
+}
 
-  if (!cache.compute.count(v->system)) {
-    const SystemSpec s = load_system(v->system, data_dir);
-    cache.compute[v->system] = std::make_shared<ComputeModel>(ComputeModel::load(s.gpu, data_dir));
+// The system a row runs on: --system, the row's system column, else the hardware name table,
+// with the GPUs per node the row states.
+bool choose_system(const std::map<std::string, std::string>& f, TrainingContext& ctx,
+                   ValidationRow* v, SystemSpec* sys, std::string* why) {
+  const SystemChoice sc = system_for_hardware(v->hardware, get(f, "notes"));
+  std::string name = ctx.options.system.empty() ? get(f, "system") : ctx.options.system;
+  if (name.empty()) {
+    if (sc.system.empty()) {
+      *why = sc.reason;
+      return false;
+    }
+    name = sc.system;
   }
-  const SystemSpec sys = load_system(v->system, data_dir);
-  const CollectiveParams cparams = load_collective_params(sys, data_dir);
-  const int per_domain = sys.node.gpus * sys.scale_up.domain_nodes;
   try {
-    check_parallel_config(model, p, world, per_domain, "row", "");
+    *sys = load_system(name, ctx.data_dir);
   } catch (const InputError& e) {
-    *why = "configuration not modelled: " + e.message();
+    *why = "system '" + name + "': " + e.message();
     return false;
   }
-  const int64_t passes = int64_t{world} / p.tp * p.micro_batches() * p.vp * 2;
-  if (passes > options.max_passes) {
-    *why = "the step has " + std::to_string(passes) +
-           " forward/backward passes to simulate; the limit is " +
-           std::to_string(options.max_passes) + " (raise it with --max-passes)";
+  v->system = name;
+  if (sc.nodes > 0 && sc.gpus_per_node > 0 && int64_t{sc.nodes} * sc.gpus_per_node != v->num_gpus) {
+    *why = "notes say " + std::to_string(sc.nodes) + " nodes x " +
+           std::to_string(sc.gpus_per_node) + " GPUs, but num_gpus is " +
+           std::to_string(v->num_gpus);
     return false;
   }
-  // NVL72 racks: jobs use 16 of the 18 compute trays (64 GPUs) per NVLink domain so that
-  // power-of-two TP / EP / DP groups stay inside one domain (README, "Validation").
-  const int used_per_domain = per_domain >= 64 ? 64 : per_domain;
-  const int domains = (world + used_per_domain - 1) / used_per_domain;
-  const StudyCluster cluster{Topology(sys, sys.fabric, domains * sys.scale_up.domain_nodes),
-                             cparams, cache.compute[v->system]};
+  if (sc.gpus_per_node > 0 && sc.gpus_per_node != sys->node.gpus) {
+    if (sys->scale_up.domain_nodes != 1 || sc.gpus_per_node > sys->node.gpus ||
+        sys->node.gpus % sc.gpus_per_node != 0 || sys->nics.gpus_per_nic < 1 ||
+        sc.gpus_per_node % sys->nics.gpus_per_nic != 0) {
+      *why = "the row has " + std::to_string(sc.gpus_per_node) + " GPUs per node; " + name +
+             " has " + std::to_string(sys->node.gpus) + " (give a system column / --system)";
+      return false;
+    }
+    // The row's nodes carry fewer GPUs of the same baseboard: one NIC per GPU group as before.
+    sys->nics.per_node = sys->nics.per_node * sc.gpus_per_node / sys->node.gpus;
+    sys->node.gpus = sc.gpus_per_node;
+    v->notes += std::string(v->notes.empty() ? "" : "; ") + std::to_string(sc.gpus_per_node) +
+                " GPUs per node (row)";
+  }
+  return true;
+}
 
-  TrainingWorkload in;
-  in.ranks_per_domain = used_per_domain < per_domain ? used_per_domain : 0;
-  in.model = model;
-  in.par = p;
-  in.gpus = world;
+// NeMo's counting of model FLOPs: causal attention since Megatron-Bridge (NeMo 25.09+), all keys
+// in NeMo 2.0's pages (tests/workload/test_model.cpp checks both on NVIDIA's published pairs);
+// other sources (MLPerf, users' logs) count causal attention as Megatron-Bridge does.
+double flops_per_token(const ModelSpec& m, int seq_len, const std::string& source_url) {
+  FlopConvention conv;
+  conv.benchmark_vocab = true;
+  conv.causal = !(has(source_url, "NVIDIA/NeMo/") || has(source_url, "docs.nvidia.com/nemo"));
+  return model_flops_per_token(m, seq_len, conv);
+}
+
+// The peak an MFU row divides by: the row's own (notes peak_tflops=X or a peak_tflops_per_gpu
+// column), else fleetsim's datasheet peak (BF16 dense, as fleetsim's reports state MFU).
+double mfu_peak(const std::map<std::string, std::string>& f, double datasheet, std::string* note) {
+  static const std::regex peak_re(R"(peak_tflops\s*=\s*([0-9]+(\.[0-9]+)?))");
+  std::smatch m;
+  const std::string notes = get(f, "notes");
+  std::string stated = get(f, "peak_tflops_per_gpu");
+  if (stated.empty() && std::regex_search(notes, m, peak_re)) stated = m[1].str();
+  if (!stated.empty()) {
+    char* end = nullptr;
+    const double p = std::strtod(stated.c_str(), &end);
+    if (end && *end == '\0' && p > 0 && std::isfinite(p)) {
+      *note = "MFU peak " + stated + " TFLOP/s (row)";
+      return p;
+    }
+  }
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "MFU peak %.0f TFLOP/s (BF16 dense datasheet)", datasheet);
+  *note = buf;
+  return datasheet;
+}
+
+void apply_recipe(const ModelSpec& model, const ParallelConfig& p, const std::string& system,
+                  TrainingWorkload* in) {
   // NeMo's performance recipes overlap TP communication with GEMMs whenever tp > 1, and overlap
   // the distributed optimizer's gradient reduce-scatter and parameter all-gather.
-  in.fw = load_framework_defaults(data_dir);
-  if (options.kernel_gap_us >= 0) in.fw.kernel_gap = Time::from_us(options.kernel_gap_us);
-  if (options.kernel_efficiency > 0) in.fw.kernel_efficiency = options.kernel_efficiency;
-  in.fw.tp_comm_overlap = p.tp > 1;
+  in->fw.tp_comm_overlap = p.tp > 1;
   // DeepSeek-V3: NVIDIA's published recipes (Megatron MoE Model Zoo, best_practice/DeepSeekV3:
   // run.sh for H100 and B200, run_gb200.sh) use the flex dispatcher (DeepEP / HybridEP),
   // batch-level EP all-to-all overlap on H100 and B200, and selective recompute of the MLPs
@@ -200,21 +218,152 @@ bool predict_training_row(const std::map<std::string, std::string>& f, const std
   // it requires a virtual pipeline (TransformerConfig asserts it), so rows with pp > 1 and no
   // vp ran without it.
   if (model.name == "deepseek-v3") {
-    in.fw.moe_dispatcher = MoeDispatcher::kDeepEp;
-    const bool gb200 = v->system == "dgx-gb200-nvl72";
-    in.fw.ep_comm_overlap = !gb200 && (p.pp == 1 || p.vp > 1);
-    in.par.recompute = Recompute::kSelective;
-    in.par.recompute_modules = kRecomputeMlp | (gb200 ? 0u : kRecomputeMlaUpProj);
+    in->fw.moe_dispatcher = MoeDispatcher::kDeepEp;
+    const bool gb200 = system == "dgx-gb200-nvl72";
+    in->fw.ep_comm_overlap = !gb200 && (p.pp == 1 || p.vp > 1);
+    in->par.recompute = Recompute::kSelective;
+    in->par.recompute_modules = kRecomputeMlp | (gb200 ? 0u : kRecomputeMlaUpProj);
   }
+}
+
+void fill_breakdown(const StepResult& r, RowBreakdown* b) {
+  b->step_time_s = r.step_time_s;
+  b->compute_s = r.breakdown.compute;
+  b->tp_exposed_s = r.breakdown.tp_exposed;
+  b->cp_exposed_s = r.breakdown.cp_exposed;
+  b->ep_exposed_s = r.breakdown.ep_exposed;
+  b->pp_exposed_s = r.breakdown.pp_exposed;
+  b->dp_exposed_s = r.breakdown.dp_exposed;
+  b->bubble_s = r.breakdown.bubble;
+  b->optimizer_s = r.breakdown.optimizer;
+  b->memory_gib = static_cast<double>(r.memory.total) / double(1 << 30);
+  b->hbm_gib = static_cast<double>(r.memory.capacity) / double(1 << 30);
+  b->memory_fits = r.memory.fits;
+}
+
+}  // namespace
+
+TrainingContext::TrainingContext(const std::string& dir, const ValidateOptions& o)
+    : data_dir(dir), options(o), models(dir, o.models) {}
+
+// Simulates the row's step on `sys` with the study layer and fills v's prediction in the row's
+// unit, breakdown and configuration.
+static void simulate_row(const std::map<std::string, std::string>& f, const MetricSpec& metric,
+                         TrainingContext& ctx, const SystemSpec& sys, const ModelSpec& model,
+                         const ParallelConfig& p, ValidationRow* v) {
+  const int world = v->num_gpus;
+  const int per_domain = sys.node.gpus * sys.scale_up.domain_nodes;
+  if (!ctx.compute.count(v->system)) {
+    ctx.compute[v->system] =
+        std::make_shared<ComputeModel>(ComputeModel::load(sys.gpu, ctx.data_dir));
+  }
+  const CollectiveParams cparams = load_collective_params(sys, ctx.data_dir);
+  // NVL72 racks: jobs use 16 of the 18 compute trays (64 GPUs) per NVLink domain so that
+  // power-of-two TP / EP / DP groups stay inside one domain (README, "Validation"), unless the
+  // row's GPU count fills whole racks.
+  const int used_per_domain = per_domain >= 64 && world % per_domain != 0 ? 64 : per_domain;
+  const int domains = (world + used_per_domain - 1) / used_per_domain;
+  const StudyCluster cluster{Topology(sys, sys.fabric, domains * sys.scale_up.domain_nodes),
+                             cparams, ctx.compute[v->system]};
+
+  TrainingWorkload in;
+  in.ranks_per_domain = used_per_domain < per_domain ? used_per_domain : 0;
+  in.model = model;
+  in.par = p;
+  in.gpus = world;
+  in.fw = load_framework_defaults(ctx.data_dir);
+  if (ctx.options.kernel_gap_us >= 0) in.fw.kernel_gap = Time::from_us(ctx.options.kernel_gap_us);
+  if (ctx.options.kernel_efficiency > 0) in.fw.kernel_efficiency = ctx.options.kernel_efficiency;
+  apply_recipe(model, p, v->system, &in);
   const StepResult r =
       simulate_training_step(in, StepInput{}.seed, cluster, /*want_trace=*/false).result;
-  v->predicted = r.tokens_per_s_per_gpu;
+
+  PredictedStep ps;
+  ps.step_time_s = r.step_time_s;
+  ps.tokens_per_s_per_gpu = r.tokens_per_s_per_gpu;
+  ps.flops_per_token = flops_per_token(model, p.seq_len, get(f, "source_url"));
+  ps.num_gpus = world;
+  if (metric.kind == MetricKind::kMfu) {
+    std::string note;
+    ps.peak_tflops = mfu_peak(f, r.peak_tflops, &note);
+    v->notes += std::string(v->notes.empty() ? "" : "; ") + note;
+  }
+  v->predicted = predicted_metric(metric.kind, ps) / metric.scale;
+  fill_breakdown(r, &v->breakdown);
   char cfg[160];
   std::snprintf(cfg, sizeof cfg, "tp%d pp%d cp%d vp%d ep%d dp%d gbs%d mbs%d seq%d %s%s", p.tp, p.pp,
                 p.cp, p.vp, p.ep, p.dp, p.global_batch, p.micro_batch, p.seq_len,
                 to_string(p.precision), p.fsdp ? " fsdp" : "");
   v->config = cfg;
-  return true;
+}
+
+RowOutcome predict_training_row(const std::map<std::string, std::string>& f,
+                                const MetricSpec& metric, TrainingContext& ctx, ValidationRow* v,
+                                std::string* why) {
+  const std::string notes = get(f, "notes");
+  std::smatch m;
+  static const std::regex task_re(R"(task=([A-Za-z-]+))");
+  if (std::regex_search(notes, m, task_re)) {
+    const std::string task = m[1].str();
+    if (task != "Pre-Training" && task != "pretrain") {
+      *why = "task '" + task +
+             "': fine-tuning (packed SQuAD sequences, frozen weights with LoRA) is not modelled";
+      return RowOutcome::kSkipped;
+    }
+  }
+  const std::string fw = framework_of(v->model, notes);
+  if (!framework_modelled(fw)) {
+    *why = "framework '" + fw +
+           "': fleetsim models Megatron-Core / NeMo software (kernels, overlap, schedules); " +
+           "other frameworks are not simulated as NeMo";
+    return RowOutcome::kSkipped;
+  }
+  SystemSpec sys;
+  if (!choose_system(f, ctx, v, &sys, why)) return RowOutcome::kSkipped;
+  const ModelChoice mc = ctx.models.resolve(v->model);
+  if (mc.model.empty()) {
+    *why = mc.reason;
+    return RowOutcome::kSkipped;
+  }
+  ModelSpec model;
+  try {
+    model = load_model(mc.model, ctx.data_dir);
+  } catch (const InputError& e) {
+    *why = "no model definition: " + e.message();
+    return RowOutcome::kSkipped;
+  }
+  v->family = model.name;
+  if (mc.how != "alias") {
+    v->notes +=
+        std::string(v->notes.empty() ? "" : "; ") + "model " + model.name + " (" + mc.how + ")";
+  }
+  if (mc.variant == "w/o MTP") model.mtp_layers = 0;
+  if (model.benchmark_vocab > 0) model.vocab = model.benchmark_vocab;
+
+  ParallelConfig p;
+  if (const RowOutcome o = parse_config(f, ctx, v, &p, why); o != RowOutcome::kModelled) return o;
+  const bool hopper = sys.gpu.model == "H100" || sys.gpu.model == "H200";
+  if (!parse_precision(get(f, "precision"), notes, hopper, &p.precision)) {
+    *why = "precision '" + get(f, "precision") + "' not recognised";
+    return RowOutcome::kSkipped;
+  }
+  const int world = v->num_gpus;
+  const int per_domain = sys.node.gpus * sys.scale_up.domain_nodes;
+  try {
+    check_parallel_config(model, p, world, per_domain, "row", "");
+  } catch (const InputError& e) {
+    *why = "configuration not modelled: " + e.message();
+    return RowOutcome::kSkipped;
+  }
+  const int64_t passes = int64_t{world} / p.tp * p.micro_batches() * p.vp * 2;
+  if (passes > ctx.options.max_passes) {
+    *why = "the step has " + std::to_string(passes) +
+           " forward/backward passes to simulate; the limit is " +
+           std::to_string(ctx.options.max_passes) + " (raise it with --max-passes)";
+    return RowOutcome::kSkipped;
+  }
+  simulate_row(f, metric, ctx, sys, model, p, v);
+  return RowOutcome::kModelled;
 }
 
 }  // namespace fleetsim
