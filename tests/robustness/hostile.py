@@ -223,9 +223,9 @@ for name, text, ptr, msg in [
 
 def validate_skips(name, row, reason):
     """Rows fleetsim cannot model are skipped with the reason (exit 0), never a crash."""
-    row += "," * (11 - row.count(","))  # pad to the header's 12 fields
+    row += "," * (11 - row.count(",")) + ",1"  # pad to the header's 13 fields (mbs 1)
     path = write(name + ".csv", "hardware,num_gpus,model,metric_name,metric_value,notes,gbs,seq_len,"
-                 "tp,pp,cp,precision\n" + row + "\n")
+                 "tp,pp,cp,precision,mbs\n" + row + "\n")
     p = subprocess.run([FLEETSIM, "validate", "--reference", path], capture_output=True, timeout=60)
     out = p.stdout.decode()
     if p.returncode == 0 and re.search(reason, out) and "skipped: 1 rows" in out:
@@ -238,7 +238,6 @@ def validate_skips(name, row, reason):
 
 validate_skips("csv-gpus-huge", "H100,2000000000,all_reduce,busbw,1,msg_bytes=8,,,,,",
                "above the limit of 131072 GPUs")
-validate_skips("csv-gpus-zero", "H100,0,all_reduce,busbw,1,msg_bytes=8,,,,,", "num_gpus below 1")
 validate_skips("csv-gpus-one", "H100,1,all_reduce,busbw,1,msg_bytes=8,,,,,", "at least 2 GPUs")
 validate_skips("csv-size-overflow", "H100,8,all_reduce,busbw,1,msg_bytes=" + "9" * 30 + ",,,,,",
                "above 1 TiB")
@@ -251,7 +250,15 @@ validate_skips("csv-batch-huge", "DGX-H100,8,LLAMA3_8B,tokens_per_sec_per_gpu,10
                "1,8,1,BF16", "raise it with --max-passes")
 validate_skips("csv-notes-huge", "H100,8,all_reduce,busbw,1,msg_bytes=1" + "0" * 200000,
                "notes longer than 4096")
-validate_skips("csv-value-nan", "H100,8,all_reduce,busbw,nan,msg_bytes=8,,,,,", "not finite")
+
+# Malformed cells: exit 2 naming the file and line (the other rows are still validated; see
+# tests/validate/test_validate_cli.sh).
+for name, row, msg in [
+        ("csv-gpus-zero", "H100,0,all_reduce,busbw,1,msg_bytes=8", "column 'num_gpus': expected a positive integer"),
+        ("csv-gpus-text", "H100,eight,all_reduce,busbw,1,msg_bytes=8", "column 'num_gpus': expected a positive integer"),
+        ("csv-value-nan", "H100,8,all_reduce,busbw,nan,msg_bytes=8", "column 'metric_value': expected a finite number"),
+        ("csv-step-negative", "DGX-H100,8,LLAMA3_8B,step_time,-1,x", "column 'metric_value': expected a positive step_time")]:
+    expect_error(name, ["validate", "--reference", write(name + ".csv", HDR + row + "\n")], "line 2", msg)
 
 print(f"{results['pass']} passed, {results['fail']} failed")
 sys.exit(1 if results["fail"] else 0)
