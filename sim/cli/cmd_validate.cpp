@@ -1,30 +1,71 @@
-// `fleetsim validate --reference FILE.csv`: simulated against measured rows, and the MAPE.
+// `fleetsim validate --reference FILE.csv`: simulated against measured rows, and the MAPE; with
+// --html / --csv the report page and the per-row breakdown. Malformed rows are printed as errors
+// after the other rows are validated, and make the exit code 2.
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 
 #include "cli/commands.h"
+#include "core/error.h"
 #include "report/report.h"
+#include "report/validate_html.h"
+#include "scenario/scenario.h"
+#include "validate/breakdown_csv.h"
+#include "validate/names.h"
 #include "validate/validate.h"
 
 namespace fleetsim {
+namespace {
 
-int cmd_validate(const ValidateCli& o) {
-  const ValidationReport rep = validate_reference(o.reference, default_data_dir(), o.options);
-  if (o.json) {
-    std::fputs(validation_json(rep).c_str(), stdout);
-    return 0;
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw InputError(path, "", "cannot write file");
+  f << text;
+  if (!f) throw InputError(path, "", "cannot write file");
+}
+
+// --default KEY=VALUE → options.defaults; unknown keys are errors with a "did you mean".
+void parse_defaults(const std::vector<std::string>& in, ValidateOptions* o) {
+  for (const auto& kv : in) {
+    const auto eq = kv.find('=');
+    const std::string key = kv.substr(0, eq);
+    if (eq == std::string::npos || eq + 1 == kv.size())
+      throw InputError("command line", "--default", "expected KEY=VALUE, got '" + kv + "'");
+    const auto& keys = default_keys();
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      const std::string near = closest_match(key, keys);
+      std::string known;
+      for (const auto& k : keys)
+        known += (known.empty() ? "" : ", ") + k;
+      throw InputError("command line", "--default",
+                       "unknown key '" + key + "'" +
+                           (near.empty() ? "" : " (did you mean '" + near + "'?)") +
+                           "; keys: " + known);
+    }
+    o->defaults[key] = kv.substr(eq + 1);
   }
+}
+
+std::string value(const ValidationRow& v, double x) {
+  char buf[32];
+  const bool tokens = v.unit.rfind("tokens", 0) == 0 || v.unit.empty();
+  std::snprintf(buf, sizeof buf, tokens ? "%.0f" : "%.4g", x);
+  return buf;
+}
+
+void print_text(const ValidationReport& rep) {
   bool header = false;
   for (const auto& v : rep.rows) {
     if (v.skipped || !v.training) continue;
     if (!header) {
-      std::printf("%-6s %-10s %5s %-24s %-52s %10s %10s %8s\n", "line", "hardware", "gpus", "model",
-                  "configuration", "measured", "predicted", "error%");
+      std::printf("%-6s %-10s %5s %-24s %-52s %10s %10s %-12s %8s\n", "line", "hardware", "gpus",
+                  "model", "configuration", "measured", "predicted", "unit", "error%");
       header = true;
     }
-    std::printf("%-6d %-10.10s %5d %-24.24s %-52.52s %10.0f %10.0f %+8.1f\n", v.line,
-                v.hardware.c_str(), v.num_gpus, v.model.c_str(), v.config.c_str(), v.measured,
-                v.predicted, v.error_pct);
+    std::printf("%-6d %-10.10s %5d %-24.24s %-52.52s %10s %10s %-12.12s %+8.1f\n", v.line,
+                v.hardware.c_str(), v.num_gpus, v.model.c_str(), v.config.c_str(),
+                value(v, v.measured).c_str(), value(v, v.predicted).c_str(), v.unit.c_str(),
+                v.error_pct);
   }
   header = false;
   for (const auto& v : rep.rows) {
@@ -41,10 +82,20 @@ int cmd_validate(const ValidateCli& o) {
   }
   std::printf("\nskipped rows:\n");
   for (const auto& v : rep.rows) {
-    if (v.skipped)
+    if (v.skipped && !v.error)
       std::printf("  line %-5d %-28.28s %-15s %s\n", v.line, v.hardware.c_str(), v.model.c_str(),
                   v.reason.c_str());
   }
+  bool any_default = false;
+  for (const auto& v : rep.rows) {
+    if (v.defaults.empty() || v.skipped) continue;
+    if (!any_default) std::printf("\n");
+    any_default = true;
+    std::printf("defaults used: line %d: %s\n", v.line, v.defaults.c_str());
+  }
+}
+
+void print_summary(const ValidationReport& rep) {
   const bool training = std::any_of(rep.rows.begin(), rep.rows.end(),
                                     [](const ValidationRow& v) { return v.training; });
   std::printf("\n");
@@ -58,7 +109,32 @@ int cmd_validate(const ValidateCli& o) {
     std::printf("MAPE (messages <  1 MiB): %.2f%% over %d rows\n", rep.mape_small_pct, rep.n_small);
   }
   std::printf("skipped: %d rows\n", rep.n_skipped);
-  return 0;
+  if (rep.n_errors) std::printf("malformed: %d rows (see the errors)\n", rep.n_errors);
+}
+
+}  // namespace
+
+int cmd_validate(const ValidateCli& o) {
+  ValidateOptions options = o.options;
+  parse_defaults(o.defaults, &options);
+  if (!o.model_map.empty()) options.models = load_model_map(o.model_map);
+  if (!o.system.empty()) load_system(o.system, default_data_dir());  // unknown: exit 2 up front
+  options.system = o.system;
+  const ValidationReport rep = validate_reference(o.reference, default_data_dir(), options);
+  if (!o.html.empty()) write_file(o.html, validation_html(rep));
+  if (!o.csv.empty()) write_file(o.csv, validation_breakdown_csv(rep));
+  if (o.json) {
+    std::fputs(validation_json(rep).c_str(), stdout);
+  } else {
+    print_text(rep);
+    print_summary(rep);
+  }
+  for (const auto& v : rep.rows) {
+    if (v.error)
+      std::fprintf(stderr, "fleetsim: error: %s:line %d: %s\n", rep.reference.c_str(), v.line,
+                   v.reason.c_str());
+  }
+  return rep.n_errors ? 2 : 0;
 }
 
 }  // namespace fleetsim

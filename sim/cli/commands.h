@@ -56,9 +56,20 @@ int cmd_memory(const MemoryCli& o);
 struct ValidateCli {
   std::string reference;
   bool json = false;
+  std::string html, csv;              // --html FILE, --csv FILE
+  std::string system;                 // --system NAME
+  std::string model_map;              // --model-map FILE (CSV name,model)
+  std::vector<std::string> defaults;  // --default KEY=VALUE
   ValidateOptions options;
 };
+// Exit 2 when a row is malformed (after validating the others), else 0.
 int cmd_validate(const ValidateCli& o);
+
+struct ImportMlperfCli {
+  std::string dir;
+  std::string out;  // "" = stdout
+};
+int cmd_import_mlperf(const ImportMlperfCli& o);
 
 struct TopoCli {
   std::string system;

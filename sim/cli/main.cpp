@@ -1,6 +1,6 @@
-// The fleetsim command: run, memory, validate, topo, calibrate, sweep, merge, plan. Exit codes: 0
-// ok, 2 bad input, 1 internal error. The subcommands live in cmd_*.cpp (commands.h); this file
-// holds their options, the only place that includes CLI11 (a few seconds of compile time per
+// The fleetsim command: run, memory, validate, import, topo, calibrate, sweep, merge, plan. Exit
+// codes: 0 ok, 2 bad input, 1 internal error. The subcommands live in cmd_*.cpp (commands.h); this
+// file holds their options, the only place that includes CLI11 (a few seconds of compile time per
 // file that does).
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -70,15 +70,42 @@ Command add_validate(CLI::App& app, ValidateCli& o) {
   auto* val =
       app.add_subcommand("validate", "Compare simulated with measured rows of a reference CSV");
   val->add_option("--reference", o.reference,
-                  "Reference CSV (column format of shared/reference/*.csv)")
+                  "Reference CSV (column format of validation/*.csv, validation/README.md)")
       ->required();
   val->add_flag("--json", o.json, "Print the comparison as JSON on stdout");
+  val->add_option("--html", o.html,
+                  "Write a self-contained HTML report: predicted vs measured, error histogram, "
+                  "MAPE per family and system, every row with its reason");
+  val->add_option("--csv", o.csv,
+                  "Write every row with its predicted breakdown (compute, exposed communication "
+                  "per dimension, bubble, memory fit)");
+  val->add_option("--system", o.system,
+                  "Simulate every row on this system (topologies/NAME.json) instead of the one "
+                  "its hardware name maps to");
+  val->add_option("--model-map", o.model_map,
+                  "CSV name,model: model names of the reference -> zoo ids or model JSON paths");
+  val->add_option("--default", o.defaults,
+                  "KEY=VALUE for empty cells (seq_len, gbs, mbs, tp, pp, cp, vp, ep, etp); "
+                  "repeatable; the output lists the rows that used one");
   val->add_option("--kernel-gap-us", o.options.kernel_gap_us,
                   "Override calibration/framework.json's kernel gap (fitting only)");
   val->add_option("--kernel-efficiency", o.options.kernel_efficiency,
                   "Override calibration/framework.json's kernel efficiency (fitting only)")
       ->check(CLI::Range(0.05, 1.0));
   return {val, [&o] { return cmd_validate(o); }};
+}
+
+Command add_import(CLI::App& app, ImportMlperfCli& o) {
+  auto* imp = app.add_subcommand("import", "Convert published measurements to a reference CSV");
+  imp->require_subcommand(1);
+  auto* mlperf = imp->add_subcommand(
+      "mlperf",
+      "MLPerf Training results tree (systems/*.json, results/<system>/<benchmark>/"
+      "result_*.txt, config_*.sh) -> reference-CSV rows of median step time");
+  mlperf->add_option("dir", o.dir, "Results folder (e.g. training_results_v5.0/NVIDIA)")
+      ->required();
+  mlperf->add_option("--out", o.out, "Output CSV (default stdout)");
+  return {mlperf, [&o] { return cmd_import_mlperf(o); }};
 }
 
 Command add_topo(CLI::App& app, TopoCli& o) {
@@ -165,6 +192,7 @@ int main(int argc, char** argv) {
   RunCli run;
   MemoryCli memory;
   ValidateCli validate;
+  ImportMlperfCli import_mlperf;
   TopoCli topo;
   CalibrateImportCli calibrate;
   SweepCli sweep;
@@ -173,6 +201,7 @@ int main(int argc, char** argv) {
   const std::vector<Command> commands = {add_run(app, run),
                                          add_memory(app, memory),
                                          add_validate(app, validate),
+                                         add_import(app, import_mlperf),
                                          add_topo(app, topo),
                                          add_calibrate(app, calibrate),
                                          add_sweep(app, sweep, argv[0]),

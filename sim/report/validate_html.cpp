@@ -95,12 +95,18 @@ std::string scatter(const ValidationReport& rep, const std::vector<std::string>&
   for (size_t k = 0; k < families.size(); ++k) {
     for (const auto& v : rep.rows) {
       if (v.skipped || v.measured <= 0 || v.predicted <= 0 || family_of(v) != families[k]) continue;
-      s += "<circle cx=\"" + f2(px(v.measured)) + "\" cy=\"" + f2(py(v.predicted)) +
-           "\" r=\"4\" fill=\"" + kColors[k % 10] + "\" fill-opacity=\"0.8\"/>";
+      // Past ten families the colours repeat as rings.
+      const std::string c = kColors[k % 10];
+      s += "<circle cx=\"" + f2(px(v.measured)) + "\" cy=\"" + f2(py(v.predicted)) + "\" r=\"4\" " +
+           (k < 10 ? "fill=\"" + c + "\" fill-opacity=\"0.8\"/>"
+                   : "fill=\"white\" stroke=\"" + c + "\" stroke-width=\"2\"/>");
     }
     const double ly = kT + 14.0 * static_cast<double>(k);
     s += "<rect x=\"" + std::to_string(kW - kR + 10) + "\" y=\"" + f2(ly) +
-         "\" width=\"10\" height=\"10\" fill=\"" + kColors[k % 10] + "\"/>" +
+         "\" width=\"10\" height=\"10\" " +
+         (k < 10 ? "fill=\"" + std::string(kColors[k % 10]) + "\"/>"
+                 : "fill=\"white\" stroke=\"" + std::string(kColors[k % 10]) +
+                       "\" stroke-width=\"2\"/>") +
          text(kW - kR + 24, ly + 9, families[k], "start");
   }
   const double ly = kT + 14.0 * static_cast<double>(families.size()) + 10;
@@ -187,12 +193,16 @@ std::string validation_html(const ValidationReport& rep) {
       families.push_back(family_of(v));
   }
   std::sort(families.begin(), families.end());
-  char summary[512];
+  char summary[512], small[128] = "";
+  if (rep.n_small > 0)
+    std::snprintf(small, sizeof small,
+                  "; collective messages below 1 MiB apart: %.2f %% over %d rows",
+                  rep.mape_small_pct, rep.n_small);
   std::snprintf(summary, sizeof summary,
-                "MAPE %.2f %% over %d rows (worst row %.1f %%); collective messages below 1 MiB "
-                "apart: %.2f %% over %d rows; %d rows skipped with the reason; %d malformed.",
-                rep.mape_pct, rep.n_rows, rep.max_abs_error_pct, rep.mape_small_pct, rep.n_small,
-                rep.n_skipped, rep.n_errors);
+                "MAPE %.2f %% over %d rows (worst row %.1f %%)%s; %d rows skipped with the reason; "
+                "%d malformed.",
+                rep.mape_pct, rep.n_rows, rep.max_abs_error_pct, small, rep.n_skipped,
+                rep.n_errors);
   std::string body = "<h1>fleetsim validate</h1>\n<p>Reference: " + html::escape(rep.reference) +
                      "</p>\n<p>" + html::escape(summary) + "</p>\n";
   body += "<h2>Predicted vs measured</h2>\n" + scatter(rep, families) + "\n";

@@ -94,7 +94,7 @@ grep -q "defaults used: line 2: mbs=1" "$tmp/o2.out" && ok || bad "--default: no
 printf 'name,model\nmy-model,llama3-8b\n' >"$tmp/map-names.csv"
 "$bin" validate --reference "$tmp/map.csv" --model-map "$tmp/map-names.csv" >"$tmp/o3.out" 2>&1
 grep -q "^skipped: 0 rows" "$tmp/o3.out" && ok || bad "--model-map"
-"$bin" validate --reference "$tmp/map.csv" --default nbs=1 >"$tmp/o4.out" 2>"$tmp/o4.err"
+"$bin" validate --reference "$tmp/map.csv" --default mbz=1 >"$tmp/o4.out" 2>"$tmp/o4.err"
 [ $? -eq 2 ] && grep -q "did you mean 'mbs'" "$tmp/o4.err" && ok || bad "--default unknown key"
 
 # ---- bad input: exit 2 with file and line; the good row is still validated ----
