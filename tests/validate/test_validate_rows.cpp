@@ -167,7 +167,7 @@ TEST_CASE("other frameworks and unknown names are skipped with the reason, never
   CHECK(s.rows[0].system == "dgx-h100");
 }
 
-TEST_CASE("malformed cells are errors with their line; the other rows are still validated") {
+TEST_CASE("malformed cells are errors with their line, and the other rows are still validated") {
   std::string body;
   body += row("DGX-H100", "step_time", "-2.5", "s", "a");
   body +=
