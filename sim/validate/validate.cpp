@@ -13,6 +13,7 @@
 #include "study/cluster.h"
 #include "study/collective.h"
 #include "validate/metrics.h"
+#include "validate/validate_memory.h"
 #include "validate/validate_training.h"
 
 namespace fleetsim {
@@ -166,7 +167,13 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
     const std::string gpus = cell(t, r, "num_gpus"), value = cell(t, r, "metric_value");
     char* end = nullptr;
     const long long g = std::strtoll(gpus.c_str(), &end, 10);
-    if (gpus.empty() || *end != '\0' || g < 1 || g > INT_MAX) {
+    // An empty cell is "not stated" (validation/README.md): memory rows may give dp instead.
+    const bool memory = is_memory_metric(v.metric);
+    if (gpus.empty() && !memory) {
+      skip("num_gpus not stated");
+      continue;
+    }
+    if (!gpus.empty() && (*end != '\0' || g < 1 || g > INT_MAX)) {
       malformed("column 'num_gpus': expected a positive integer, got '" + gpus + "'");
       continue;
     }
@@ -206,6 +213,27 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
     }
     v.training = true;
     std::string why;
+    std::map<std::string, std::string> fields;
+    for (size_t c = 0; c < t.header.size(); ++c)
+      fields[t.header[c]] = t.rows[r][c];
+    if (memory) {  // peak memory rows: the memory estimator (validate_memory.h)
+      if (v.measured == 0) {
+        malformed("column 'metric_value': expected a positive " + v.metric + ", got " + value);
+        continue;
+      }
+      if (!predict_memory_row(fields, data_dir, &v, &why)) {
+        skip(why);
+        continue;
+      }
+      v.unit = v.metric.size() > 3 && v.metric.compare(v.metric.size() - 3, 3, "_gb") == 0 ? "GB"
+                                                                                           : "GiB";
+      v.family = v.model;
+      v.error_pct = (v.predicted - v.measured) / v.measured * 100.0;
+      sum_large += std::fabs(v.error_pct);
+      ++rep.n_rows;
+      rep.rows.push_back(v);
+      continue;
+    }
     MetricSpec spec;
     if (!classify_metric(v.metric, v.unit, v.measured, &spec, &why)) {
       malformed(why);
@@ -228,9 +256,6 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
            cell(t, first, "metric_name") + "), counted once");
       continue;
     }
-    std::map<std::string, std::string> fields;
-    for (size_t c = 0; c < t.header.size(); ++c)
-      fields[t.header[c]] = t.rows[r][c];
     const RowOutcome o = predict_training_row(fields, spec, training, &v, &why);
     if (o == RowOutcome::kMalformed) {
       malformed(why);

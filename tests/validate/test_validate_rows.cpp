@@ -3,10 +3,12 @@
 // tokens/s/GPU), runs published in several units counted once, --default, and malformed cells.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
 
+#include "core/csv.h"
 #include "core/error.h"
 #include "validate/validate.h"
 
@@ -207,4 +209,38 @@ TEST_CASE("a wrong column stops with the file, line 1 and the column it should b
     CHECK_THAT(e.message(), Catch::Contains("unknown column 'num_gpu' (did you mean 'num_gpus'?)"));
   }
   std::remove(path.c_str());
+}
+
+TEST_CASE("peak memory rows go to the memory estimator, and an empty GPU count is not stated") {
+  // validation/memory-measured.csv rows 2-3: SimuMax's Llama 3 70B on 8 B200 (TP 1, PP 2), its
+  // measured allocated and reserved peaks.
+  const CsvTable t =
+      parse_csv(read_text_file(kDir + "/validation/memory-measured.csv"), "memory-measured.csv");
+  std::string text = "source_url";
+  for (size_t c = 1; c < t.header.size(); ++c)
+    text += "," + t.header[c];
+  text += "\n";
+  const std::string all = read_text_file(kDir + "/validation/memory-measured.csv");
+  size_t a = all.find('\n') + 1, b = all.find('\n', a) + 1, e = all.find('\n', b) + 1;
+  text += all.substr(a, e - a);
+  // A throughput row with no GPU count: skipped as not stated, not an error.
+  text += std::string(t.header.size() - 1, ',') + "\n";
+  const std::string path = "/tmp/fleetsim_test_validate_memory.csv";
+  {
+    std::ofstream f(path);
+    f << text;
+  }
+  const ValidationReport r = validate_reference(path, kDir);
+  std::remove(path.c_str());
+  REQUIRE(r.rows.size() == 3);
+  for (int i = 0; i < 2; ++i) {
+    INFO(r.rows[i].metric << ": " << r.rows[i].reason);
+    CHECK_FALSE(r.rows[i].skipped);
+    CHECK(r.rows[i].unit == "GiB");
+    CHECK(std::fabs(r.rows[i].error_pct) < 15);
+  }
+  CHECK(r.rows[2].skipped);
+  CHECK_FALSE(r.rows[2].error);
+  CHECK(r.rows[2].reason == "num_gpus not stated");
+  CHECK(r.n_errors == 0);
 }
