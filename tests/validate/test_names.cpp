@@ -116,7 +116,8 @@ TEST_CASE("model names resolve after normalisation, then to the one close zoo mo
   CHECK_THAT(m.reason, Catch::Contains("no zoo model for 'Falcon-180B'"));
 }
 
-TEST_CASE("names in a --model-map file resolve first, and a malformed map is an error with its line") {
+TEST_CASE(
+    "names in a --model-map file resolve first, and a malformed map is an error with its line") {
   const std::string path = "/tmp/fleetsim_test_model_map.csv";
   {
     std::ofstream f(path);
