@@ -193,7 +193,8 @@ Time LayerCostModel::optimizer_time(int stage) {
   // Adam: read FP32 master, m, v and the FP32 gradient, write master, m, v and the BF16
   // parameter copy: 4·4 + 3·4 + 2 = 30 bytes per parameter; plus the gradient-norm pass (4 B).
   const Time t = c_.memory_bound((dense + expert) * 34.0);
-  return Time::from_ps(static_cast<int64_t>(std::llround(t.ps() / fw_.kernel_efficiency)));
+  return Time::from_ps(
+      static_cast<int64_t>(std::llround(static_cast<double>(t.ps()) / fw_.kernel_efficiency)));
 }
 
 }  // namespace fleetsim

@@ -34,7 +34,9 @@ class BlockBuilder {
     cur_.name = name;
   }
   void kernel(Time t, double flops = 0) {
-    cur_.compute += Time::from_ps(static_cast<int64_t>(std::llround(t.ps() / eff_))) + gap_;
+    cur_.compute +=
+        Time::from_ps(static_cast<int64_t>(std::llround(static_cast<double>(t.ps()) / eff_))) +
+        gap_;
     blk_.flops += flops;
     blk_.kernels++;
   }

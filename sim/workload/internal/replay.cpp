@@ -151,7 +151,8 @@ bool Engine::execute(Simulator& sim, int u, const Instr& in, int64_t now) {
 bool Engine::exec_compute(Simulator& sim, int u, const Instr& in, int64_t now) {
   Unit& U = units_[u];
   const double load = in.moe >= 0 ? moe_factor(u, in.moe, in.mb) : 1.0;
-  const int64_t c = static_cast<int64_t>(std::llround(in.a.ps() * load / U.speed));
+  const int64_t c =
+      static_cast<int64_t>(std::llround(static_cast<double>(in.a.ps()) * load / U.speed));
   const int64_t dur = c + in.b.ps();
   U.t_compute += c;
   U.t_tp += in.b.ps();
@@ -163,7 +164,7 @@ bool Engine::exec_compute(Simulator& sim, int u, const Instr& in, int64_t now) {
 
 bool Engine::exec_optimizer(Simulator& sim, int u, const Instr& in, int64_t now) {
   Unit& U = units_[u];
-  const int64_t dur = static_cast<int64_t>(std::llround(in.a.ps() / U.speed));
+  const int64_t dur = static_cast<int64_t>(std::llround(static_cast<double>(in.a.ps()) / U.speed));
   U.t_opt += dur;
   record(u, "compute", in.name, now, dur);
   ++U.pc;
