@@ -284,4 +284,54 @@ class Obj {
   std::string ptr_;
 };
 
+// Stems of the *.json files in `dir`, sorted (none when it cannot be read).
+inline std::vector<std::string> json_stems(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".json") out.push_back(e.path().stem().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// "unknown WHAT 'NAME'; did you mean 'X'? (known: A, B<extra>)"; the suggestion is the name
+// closest to `lookup` (NAME, or a normalised form of it).
+inline std::string unknown_name_message(const std::string& what, const std::string& name,
+                                        const std::string& lookup,
+                                        const std::vector<std::string>& names,
+                                        const std::string& extra = "") {
+  std::string msg = "unknown " + what + " '" + name + "'";
+  const std::string near = closest_match(lookup, names);
+  if (!near.empty()) msg += "; did you mean '" + near + "'?";
+  std::string list;
+  for (const auto& n : names)
+    list += (list.empty() ? "" : ", ") + n;
+  return msg + " (known: " + list + extra + ")";
+}
+
+// A data file by name (<data_dir>/<subdir>/NAME.json) or by path (anything with a '/' or
+// ".json" in it, returned as given). InputError without a file ("unknown WHAT ...") when no
+// such name exists.
+inline std::string resolve_named_file(const std::string& name_or_path, const std::string& data_dir,
+                                      const std::string& subdir, const std::string& what) {
+  if (name_or_path.find('/') != std::string::npos ||
+      name_or_path.find(".json") != std::string::npos)
+    return name_or_path;
+  const std::string path = (fs::path(data_dir) / subdir / (name_or_path + ".json")).string();
+  std::error_code ec;  // e.g. a name longer than the file system allows: not a known name
+  if (!fs::exists(path, ec)) {
+    const auto names = json_stems(fs::path(data_dir) / subdir);
+    throw InputError("", "", unknown_name_message(what, name_or_path, name_or_path, names));
+  }
+  return path;
+}
+
+// 1-128 characters from [A-Za-z0-9._-]: safe as a folder name (scenario and sweep names).
+inline bool is_folder_name(const std::string& s) {
+  return !s.empty() && s.size() <= 128 &&
+         s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+             std::string::npos;
+}
+
 }  // namespace fleetsim::jsonr

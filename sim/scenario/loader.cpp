@@ -118,10 +118,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file,
   Scenario s;
   s.file = file;
   s.name = root.str("name");
-  if (s.name.empty() || s.name.size() > 128 ||
-      s.name.find_first_not_of(
-          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
-          std::string::npos) {
+  if (!is_folder_name(s.name)) {
     root.fail("/name",
               "expected 1-128 characters from [A-Za-z0-9._-] (it names the output folder), got '" +
                   s.name + "'");

@@ -242,14 +242,7 @@ ModelSpec parse_model_text(const std::string& json_text, const std::string& file
 }
 
 std::vector<std::string> known_models(const std::string& data_dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(
-           std::filesystem::path(data_dir) / "workloads" / "models", ec)) {
-    if (e.path().extension() == ".json") out.push_back(e.path().stem().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+  return jsonr::json_stems(std::filesystem::path(data_dir) / "workloads" / "models");
 }
 
 ModelSpec load_model(const std::string& name_or_path, const std::string& data_dir) {
@@ -282,17 +275,12 @@ ModelSpec load_model(const std::string& name_or_path, const std::string& data_di
     if (hit) return m;
     names.push_back(id);
   }
-  std::string msg = "unknown model '" + name_or_path + "'";
   std::string lower;
   for (char c : name_or_path)
     lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  const std::string near = closest_match(lower, names);
-  if (!near.empty()) msg += "; did you mean '" + near + "'?";
-  std::string list;
-  for (const auto& n : names)
-    list += (list.empty() ? "" : ", ") + n;
-  msg += " (known: " + list + "; or give a path to a model JSON file)";
-  throw InputError("", "", msg);
+  throw InputError("", "",
+                   jsonr::unknown_name_message("model", name_or_path, lower, names,
+                                               "; or give a path to a model JSON file"));
 }
 
 }  // namespace fleetsim

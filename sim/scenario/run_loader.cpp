@@ -254,31 +254,12 @@ void read_reservation(const Obj& o, RunSpec* r) {
 }  // namespace
 
 std::vector<std::string> known_failure_profiles(const std::string& data_dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(data_dir) / "failures", ec))
-    if (e.path().extension() == ".json") out.push_back(e.path().stem().string());
-  std::sort(out.begin(), out.end());
-  return out;
+  return json_stems(fs::path(data_dir) / "failures");
 }
 
 FailureProfile load_failure_profile(const std::string& name_or_path, const std::string& data_dir) {
-  std::string path = name_or_path;
-  if (name_or_path.find('/') == std::string::npos &&
-      name_or_path.find(".json") == std::string::npos) {
-    path = (fs::path(data_dir) / "failures" / (name_or_path + ".json")).string();
-    std::error_code ec;
-    if (!fs::exists(path, ec)) {
-      const auto names = known_failure_profiles(data_dir);
-      std::string msg = "unknown failure profile '" + name_or_path + "'";
-      const std::string near = closest_match(name_or_path, names);
-      if (!near.empty()) msg += "; did you mean '" + near + "'?";
-      std::string list;
-      for (const auto& n : names)
-        list += (list.empty() ? "" : ", ") + n;
-      throw InputError("", "", msg + " (known: " + list + ")");
-    }
-  }
+  const std::string path =
+      resolve_named_file(name_or_path, data_dir, "failures", "failure profile");
   const json j = parse_strict(read_file(path), path);
   const Obj root(j, path, "", kProfileKeys);
   FailureProfile p;

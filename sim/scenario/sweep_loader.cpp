@@ -456,9 +456,7 @@ SweepPlan parse_sweep(const std::string& text, const std::string& file, const Lo
   SweepPlan plan;
   plan.file = file;
   plan.name = root.str("name");
-  if (plan.name.empty() || plan.name.size() > 128 ||
-      plan.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                  "0123456789._-") != std::string::npos)
+  if (!is_folder_name(plan.name))
     root.fail(root.at("name"),
               "expected a name matching [A-Za-z0-9._-]{1,128}, got '" + plan.name + "'");
   plan.description = root.str_or("description", "");

@@ -168,33 +168,11 @@ std::string default_data_dir() {
 }
 
 std::vector<std::string> known_systems(const std::string& data_dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(data_dir) / "topologies", ec)) {
-    if (e.path().extension() == ".json") out.push_back(e.path().stem().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+  return json_stems(fs::path(data_dir) / "topologies");
 }
 
 SystemSpec load_system(const std::string& name_or_path, const std::string& data_dir) {
-  std::string path = name_or_path;
-  if (name_or_path.find('/') == std::string::npos &&
-      name_or_path.find(".json") == std::string::npos) {
-    path = (fs::path(data_dir) / "topologies" / (name_or_path + ".json")).string();
-    std::error_code ec;  // e.g. a name longer than the file system allows: not a known system
-    if (!fs::exists(path, ec)) {
-      const auto names = known_systems(data_dir);
-      std::string msg = "unknown system '" + name_or_path + "'";
-      const std::string near = closest_match(name_or_path, names);
-      if (!near.empty()) msg += "; did you mean '" + near + "'?";
-      std::string list;
-      for (const auto& n : names)
-        list += (list.empty() ? "" : ", ") + n;
-      msg += " (known: " + list + ")";
-      throw InputError("", "", msg);
-    }
-  }
+  const std::string path = resolve_named_file(name_or_path, data_dir, "topologies", "system");
   return parse_system(read_file(path), path);
 }
 
