@@ -33,10 +33,8 @@ Replica::Replica(const RunSpec& spec, const JobShape& job, const StepTable& step
                                                         : 1;
     procs_.emplace_back(units, c.rate_per_hour, c.weibull_shape, &rng_fail_);
   }
-  for (const auto& g : spec_.gray) {
-    const double per_hour = g.rate_per_hour * (g.kind == GrayKind::kGpuClock ? job_.gpus : 1);
-    gray_next_.push_back(per_hour > 0 ? to_us(rng_gray_.exponential(3600.0 / per_hour)) : kNever);
-  }
+  for (const auto& g : spec_.gray)
+    gray_next_.push_back(gray_gap(g));
   pool_ = spec_.recovery.spares;
   if (spec_.maintenance.interval_s > 0) next_maintenance_ = to_us(spec_.maintenance.interval_s);
   if (spec_.duration_s > 0) limit_ = to_us(spec_.duration_s);
@@ -81,16 +79,14 @@ Us Replica::train_event_time() const {
   Us t = kNever;
   const double r = rate();
   if (spec_.token_budget > 0) t = t_ + to_us(std::max(0.0, (spec_.token_budget - tokens_) / r));
-  if (interval_s_ > 0) {
-    double left = 0;
-    if (spec_.checkpoint.interval_kind == IntervalKind::kSteps) {
-      left = (static_cast<double>(spec_.checkpoint.interval_steps) - since_ckpt_steps_) * step_s();
-    } else {
-      left = interval_s_ - since_ckpt_s_;
-    }
-    t = std::min(t, t_ + std::max<Us>(0, to_us(left)));
-  }
+  if (interval_s_ > 0) t = std::min(t, t_ + std::max<Us>(0, to_us(until_checkpoint_s())));
   return t;
+}
+
+double Replica::until_checkpoint_s() const {
+  if (spec_.checkpoint.interval_kind == IntervalKind::kSteps)
+    return (static_cast<double>(spec_.checkpoint.interval_steps) - since_ckpt_steps_) * step_s();
+  return interval_s_ - since_ckpt_s_;
 }
 
 Us Replica::next_tick() const {
@@ -150,123 +146,94 @@ void Replica::advance(Us to) {
   t_ = to;
 }
 
-ReplicaResult Replica::run() {
+NextEvent Replica::next_event() const {
   const auto& segs = spec_.reservation.segments;
+  NextEvent e;
+  auto consider = [&](Us t, EventKind k, size_t i) {
+    if (t < e.t) e = {t, k, i};
+  };
+  consider(phase_ == Phase::kTrain ? train_event_time() : phase_end_, EventKind::kPhaseEnd, 0);
+  for (size_t c = 0; c < procs_.size(); ++c)
+    consider(to_us(procs_[c].next_s()), EventKind::kFailure, c);
+  if (next_injected_ < spec_.injected.size())
+    consider(to_us(spec_.injected[next_injected_].at_s), EventKind::kInjected, next_injected_);
+  for (size_t g = 0; g < gray_next_.size(); ++g)
+    consider(gray_next_[g], EventKind::kGrayOnset, g);
+  for (size_t g = 0; g < grays_.size(); ++g)
+    consider(grays_[g].end, EventKind::kGrayEnd, g);
+  consider(upload_done_, EventKind::kUploadDone, 0);
+  for (size_t i = 0; i < repairs_.size(); ++i)
+    consider(repairs_[i], EventKind::kRepair, i);
+  for (size_t i = 0; i < rejoins_.size(); ++i)
+    consider(rejoins_[i].first, EventKind::kRejoin, i);
+  if (spec_.health.enabled && phase_ == Phase::kTrain && slow_level() < 20)
+    consider(next_tick(), EventKind::kHealthTick, 0);
+  consider(next_maintenance_, EventKind::kMaintenance, 0);
+  if (segment_ < segs.size()) {
+    if (phase_ == Phase::kOffline) {
+      consider(to_us(segs[segment_].start_s), EventKind::kSegmentStart, 0);
+    } else {
+      consider(to_us(segs[segment_].start_s + segs[segment_].duration_s -
+                     spec_.reservation.termination_notice_s),
+               EventKind::kSegmentNotice, 0);
+    }
+  }
+  consider(limit_, EventKind::kLimit, 0);
+  return e;
+}
+
+void Replica::dispatch(const NextEvent& e) {
+  switch (e.kind) {
+    case EventKind::kPhaseEnd:
+      on_train_event();
+      break;
+    case EventKind::kFailure:
+      on_sampled_failure(e.idx);
+      break;
+    case EventKind::kInjected:
+      on_injected_failure();
+      break;
+    case EventKind::kGrayOnset:
+      on_gray_onset(static_cast<int>(e.idx));
+      break;
+    case EventKind::kGrayEnd:
+      on_gray_end(e.idx);
+      break;
+    case EventKind::kUploadDone:
+      on_upload_done();
+      break;
+    case EventKind::kRepair:
+      on_repair_return(e.idx);
+      break;
+    case EventKind::kRejoin:
+      on_rejoin(e.idx);
+      break;
+    case EventKind::kHealthTick:
+      on_health_tick();
+      break;
+    case EventKind::kMaintenance:
+      on_maintenance();
+      break;
+    case EventKind::kSegmentStart:
+      on_segment_start();
+      break;
+    case EventKind::kSegmentNotice:
+      on_segment_notice();
+      break;
+    case EventKind::kLimit:
+      set_phase(Phase::kDone, kNever);
+      break;
+    case EventKind::kNone:
+      break;
+  }
+}
+
+ReplicaResult Replica::run() {
   while (phase_ != Phase::kDone) {
-    Us best = kNever;
-    int kind = -1;
-    size_t idx = 0;
-    auto consider = [&](Us t, int k, size_t i) {
-      if (t < best) {
-        best = t;
-        kind = k;
-        idx = i;
-      }
-    };
-    consider(phase_ == Phase::kTrain ? train_event_time() : phase_end_, 0, 0);
-    for (size_t c = 0; c < procs_.size(); ++c)
-      consider(to_us(procs_[c].next_s()), 1, c);
-    if (next_injected_ < spec_.injected.size())
-      consider(to_us(spec_.injected[next_injected_].at_s), 2, next_injected_);
-    for (size_t g = 0; g < gray_next_.size(); ++g)
-      consider(gray_next_[g], 3, g);
-    for (size_t g = 0; g < grays_.size(); ++g)
-      consider(grays_[g].end, 4, g);
-    consider(upload_done_, 5, 0);
-    for (size_t i = 0; i < repairs_.size(); ++i)
-      consider(repairs_[i], 6, i);
-    for (size_t i = 0; i < rejoins_.size(); ++i)
-      consider(rejoins_[i].first, 7, i);
-    if (spec_.health.enabled && phase_ == Phase::kTrain && slow_level() < 20)
-      consider(next_tick(), 8, 0);
-    consider(next_maintenance_, 9, 0);
-    if (segment_ < segs.size()) {
-      if (phase_ == Phase::kOffline) {
-        consider(to_us(segs[segment_].start_s), 10, 0);
-      } else {
-        consider(to_us(segs[segment_].start_s + segs[segment_].duration_s -
-                       spec_.reservation.termination_notice_s),
-                 11, 0);
-      }
-    }
-    consider(limit_, 12, 0);
-    if (kind < 0) break;
-    advance(best);
-    switch (kind) {
-      case 0:
-        if (phase_ == Phase::kTrain) {
-          on_phase_end_train();
-        } else {
-          on_phase_end();
-        }
-        break;
-      case 1: {
-        int64_t unit = procs_[idx].fire(&rng_fail_);
-        if (spec_.failures.classes[idx].per == FaultUnit::kJob)
-          unit = static_cast<int64_t>(rng_fail_.uniform_below(static_cast<uint64_t>(job_.nodes)));
-        on_failure(static_cast<int>(idx), nodes_of(static_cast<int>(idx), unit));
-        break;
-      }
-      case 2: {
-        const InjectedFailure& f = spec_.injected[next_injected_++];
-        std::vector<int> nodes;
-        const FailureClass& c = spec_.failures.classes[f.failure_class];
-        if (c.takes_down != FaultUnit::kJob) {
-          const int first = c.takes_down == FaultUnit::kDomain
-                                ? f.node / job_.domain_nodes * job_.domain_nodes
-                                : f.node;
-          const int count = c.takes_down == FaultUnit::kDomain ? job_.domain_nodes : 1;
-          for (int i = 0; i < count && first + i < job_.nodes; ++i)
-            nodes.push_back(first + i);
-        }
-        on_failure(f.failure_class, nodes);
-        break;
-      }
-      case 3:
-        on_gray_onset(static_cast<int>(idx));
-        break;
-      case 4:
-        log("gray_end", "node=" + std::to_string(grays_[idx].node));
-        grays_.erase(grays_.begin() + static_cast<std::ptrdiff_t>(idx));
-        if (slow_level() == 20) gray_consecutive_ = 0;
-        break;
-      case 5:
-        durable_tokens_ = std::max(durable_tokens_, upload_tokens_);
-        upload_done_ = kNever;
-        log("checkpoint_durable", "tokens=" + std::to_string(static_cast<int64_t>(upload_tokens_)));
-        break;
-      case 6:
-        repairs_.erase(repairs_.begin() + static_cast<std::ptrdiff_t>(idx));
-        ++pool_;
-        try_rejoin();
-        if (phase_ == Phase::kSpareWait) start_recovery();
-        break;
-      case 7:
-        dropped_ = std::max(0, dropped_ - rejoins_[idx].second);
-        rejoins_.erase(rejoins_.begin() + static_cast<std::ptrdiff_t>(idx));
-        log("rejoin", "replicas_running=" + std::to_string(job_.dp - dropped_));
-        break;
-      case 8:
-        on_health_tick();
-        break;
-      case 9:
-        next_maintenance_ += to_us(spec_.maintenance.interval_s);
-        if (phase_ == Phase::kTrain) start_checkpoint(AfterCheckpoint::kMaintenance);
-        break;
-      case 10:
-        restore_from_memory_ = false;
-        log("segment_start", "segment=" + std::to_string(segment_));
-        begin_restart();
-        break;
-      case 11:
-        on_segment_notice();
-        break;
-      case 12:
-        set_phase(Phase::kDone, kNever);
-        break;
-      default:
-        break;
-    }
+    const NextEvent e = next_event();
+    if (e.kind == EventKind::kNone) break;
+    advance(e.t);
+    dispatch(e);
   }
   res_.wall_s = sec(t_);
   res_.useful_tokens = tokens_;

@@ -44,6 +44,30 @@ enum class Phase {
 // What follows a checkpoint that was not periodic.
 enum class AfterCheckpoint { kTrain, kReplaceGray, kMaintenance };
 
+// The events a replica waits for, in the order that breaks ties (the first one listed wins).
+enum class EventKind {
+  kNone,
+  kPhaseEnd,       // the current phase ends (training: budget reached or checkpoint due)
+  kFailure,        // a failure process fires
+  kInjected,       // the next injected failure
+  kGrayOnset,      // a gray-failure class starts a new episode
+  kGrayEnd,        // a gray episode ends
+  kUploadDone,     // the checkpoint upload in flight lands
+  kRepair,         // a repaired node returns to the spare pool
+  kRejoin,         // checkpointless: replaced replicas rejoin
+  kHealthTick,     // a health check runs (only while a GPU is slow)
+  kMaintenance,    // planned maintenance is due
+  kSegmentStart,   // the next reservation segment starts
+  kSegmentNotice,  // the current segment's termination notice
+  kLimit           // the run's duration or safety limit
+};
+
+struct NextEvent {
+  Us t = kNever;
+  EventKind kind = EventKind::kNone;
+  size_t idx = 0;  // the process, gray episode, repair or rejoin it concerns
+};
+
 struct Gray {
   GrayKind kind;
   int node;
@@ -59,19 +83,27 @@ class Replica {
   ReplicaResult run();
 
  private:
-  // Event handlers.
+  // The event loop (replica.cpp).
+  NextEvent next_event() const;
+  void dispatch(const NextEvent& e);
   void advance(Us to);
-  void on_train_event();
+  // Event handlers.
+  void on_train_event();  // replica_checkpoint.cpp
   void on_phase_end();
-  void on_failure(int cls, const std::vector<int>& nodes);
   void on_phase_end_train();
-  void try_rejoin();
-  void on_gray_onset(int g);
-  void on_health_tick();
-  void on_repair_return();
+  void on_upload_done();
   void on_maintenance();
   void on_segment_notice();
   void on_segment_start();
+  void on_sampled_failure(size_t cls);  // replica_failures.cpp
+  void on_injected_failure();
+  void on_failure(int cls, const std::vector<int>& nodes);
+  void on_repair_return(size_t i);
+  void on_rejoin(size_t i);
+  void try_rejoin();
+  void on_gray_onset(int g);
+  void on_gray_end(size_t i);
+  void on_health_tick();
   // Transitions.
   void start_checkpoint(AfterCheckpoint after);
   void finish_checkpoint();
@@ -91,7 +123,10 @@ class Replica {
   Us next_tick() const;
   Us detection_end() const;
   bool memory_intact() const;
+  double until_checkpoint_s() const;  // training seconds until the periodic checkpoint is due
   std::vector<int> nodes_of(int cls, int64_t unit) const;
+  std::vector<int> nodes_down(const FailureClass& c, int node) const;
+  Us gray_gap(const GrayFailureSpec& g);  // draws the time to the next onset of class g
   void log(const char* kind, const std::string& detail);
   void lose(LostCause c, double s) { res_.lost_s[static_cast<int>(c)] += s; }
 

@@ -93,6 +93,14 @@ void Replica::finish_checkpoint() {
   set_phase(Phase::kTrain, kNever);
 }
 
+void Replica::on_train_event() {
+  if (phase_ == Phase::kTrain) {
+    on_phase_end_train();
+  } else {
+    on_phase_end();
+  }
+}
+
 void Replica::on_phase_end() {
   switch (phase_) {
     case Phase::kCheckpoint:
@@ -132,11 +140,24 @@ void Replica::on_phase_end_train() {
     return;
   }
   if (interval_s_ <= 0) return;
-  const bool steps = spec_.checkpoint.interval_kind == IntervalKind::kSteps;
-  const double left =
-      steps ? (static_cast<double>(spec_.checkpoint.interval_steps) - since_ckpt_steps_) * step_s()
-            : interval_s_ - since_ckpt_s_;
-  if (left <= 2e-6) start_checkpoint(AfterCheckpoint::kTrain);
+  if (until_checkpoint_s() <= 2e-6) start_checkpoint(AfterCheckpoint::kTrain);
+}
+
+void Replica::on_upload_done() {
+  durable_tokens_ = std::max(durable_tokens_, upload_tokens_);
+  upload_done_ = kNever;
+  log("checkpoint_durable", "tokens=" + std::to_string(static_cast<int64_t>(upload_tokens_)));
+}
+
+void Replica::on_maintenance() {
+  next_maintenance_ += to_us(spec_.maintenance.interval_s);
+  if (phase_ == Phase::kTrain) start_checkpoint(AfterCheckpoint::kMaintenance);
+}
+
+void Replica::on_segment_start() {
+  restore_from_memory_ = false;
+  log("segment_start", "segment=" + std::to_string(segment_));
+  begin_restart();
 }
 
 void Replica::on_segment_notice() {

@@ -56,17 +56,32 @@ std::vector<int> Replica::nodes_of(int cls, int64_t unit) const {
       node = static_cast<int>(unit) * job_.domain_nodes;
       break;
   }
-  node = std::clamp(node, 0, job_.nodes - 1);
+  return nodes_down(c, std::clamp(node, 0, job_.nodes - 1));
+}
+
+// The nodes a failure of class c at `node` takes down: its scale-up domain, the node, or none
+// (a job-level failure takes no node down).
+std::vector<int> Replica::nodes_down(const FailureClass& c, int node) const {
   std::vector<int> out;
   if (c.takes_down == FaultUnit::kJob) return out;
-  if (c.takes_down == FaultUnit::kDomain) {
-    const int first = node / job_.domain_nodes * job_.domain_nodes;
-    for (int i = 0; i < job_.domain_nodes && first + i < job_.nodes; ++i)
-      out.push_back(first + i);
-  } else {
-    out.push_back(node);
-  }
+  const bool domain = c.takes_down == FaultUnit::kDomain;
+  const int first = domain ? node / job_.domain_nodes * job_.domain_nodes : node;
+  const int count = domain ? job_.domain_nodes : 1;
+  for (int i = 0; i < count && first + i < job_.nodes; ++i)
+    out.push_back(first + i);
   return out;
+}
+
+void Replica::on_sampled_failure(size_t cls) {
+  int64_t unit = procs_[cls].fire(&rng_fail_);
+  if (spec_.failures.classes[cls].per == FaultUnit::kJob)
+    unit = static_cast<int64_t>(rng_fail_.uniform_below(static_cast<uint64_t>(job_.nodes)));
+  on_failure(static_cast<int>(cls), nodes_of(static_cast<int>(cls), unit));
+}
+
+void Replica::on_injected_failure() {
+  const InjectedFailure& f = spec_.injected[next_injected_++];
+  on_failure(f.failure_class, nodes_down(spec_.failures.classes[f.failure_class], f.node));
 }
 
 void Replica::on_failure(int cls, const std::vector<int>& nodes) {
@@ -110,6 +125,19 @@ void Replica::on_failure(int cls, const std::vector<int>& nodes) {
     default:  // already down: the new nodes join the replacement
       break;
   }
+}
+
+void Replica::on_repair_return(size_t i) {
+  repairs_.erase(repairs_.begin() + static_cast<std::ptrdiff_t>(i));
+  ++pool_;
+  try_rejoin();
+  if (phase_ == Phase::kSpareWait) start_recovery();
+}
+
+void Replica::on_rejoin(size_t i) {
+  dropped_ = std::max(0, dropped_ - rejoins_[i].second);
+  rejoins_.erase(rejoins_.begin() + static_cast<std::ptrdiff_t>(i));
+  log("rejoin", "replicas_running=" + std::to_string(job_.dp - dropped_));
 }
 
 void Replica::try_rejoin() {
@@ -167,8 +195,7 @@ void Replica::begin_restart() {
 
 void Replica::on_gray_onset(int gi) {
   const GrayFailureSpec& g = spec_.gray[gi];
-  const double per_hour = g.rate_per_hour * (g.kind == GrayKind::kGpuClock ? job_.gpus : 1);
-  gray_next_[gi] = t_ + to_us(rng_gray_.exponential(3600.0 / per_hour));
+  gray_next_[gi] = t_ + gray_gap(g);  // scheduled, so its rate is positive
   const double dur = rng_gray_.lognormal(std::log(g.duration_median_s), g.duration_sigma);
   const double speed = rng_gray_.uniform(g.speed_min, g.speed_max);
   const uint64_t gpu = rng_gray_.uniform_below(static_cast<uint64_t>(job_.gpus));
@@ -180,6 +207,17 @@ void Replica::on_gray_onset(int gi) {
   std::snprintf(buf, sizeof buf, "kind=%s node=%d speed=%.3f duration_s=%.1f", to_string(g.kind),
                 node, speed, dur);
   log("gray_onset", buf);
+}
+
+Us Replica::gray_gap(const GrayFailureSpec& g) {
+  const double per_hour = g.rate_per_hour * (g.kind == GrayKind::kGpuClock ? job_.gpus : 1);
+  return per_hour > 0 ? to_us(rng_gray_.exponential(3600.0 / per_hour)) : kNever;
+}
+
+void Replica::on_gray_end(size_t i) {
+  log("gray_end", "node=" + std::to_string(grays_[i].node));
+  grays_.erase(grays_.begin() + static_cast<std::ptrdiff_t>(i));
+  if (slow_level() == 20) gray_consecutive_ = 0;
 }
 
 void Replica::on_health_tick() {
