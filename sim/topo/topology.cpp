@@ -20,6 +20,24 @@ const char* to_string(NicKind k) {
   return "?";
 }
 
+const char* to_string(VertexKind k) {
+  switch (k) {
+    case VertexKind::kGpu:
+      return "gpu";
+    case VertexKind::kNvSwitch:
+      return "nvswitch";
+    case VertexKind::kNic:
+      return "nic";
+    case VertexKind::kLeaf:
+      return "leaf";
+    case VertexKind::kSpine:
+      return "spine";
+    case VertexKind::kCore:
+      return "core";
+  }
+  return "?";
+}
+
 const char* to_string(Routing r) {
   return r == Routing::kSrd ? "srd" : "ecmp";
 }
@@ -40,8 +58,16 @@ uint32_t Topology::add_link(uint32_t from, uint32_t to, Bandwidth cap, Time lat,
 
 Topology::Topology(const SystemSpec& system, const FabricSpec& fabric, int nodes)
     : system_(system), fabric_(fabric), nodes_(nodes) {
+  size_fabric();
+  add_vertices();
+  add_scale_up_links();
+  add_nic_links();
+  add_switch_links();
+}
+
+void Topology::size_fabric() {
   const int domain_nodes = system_.scale_up.domain_nodes;
-  FLEETSIM_ASSERT(nodes > 0 && domain_nodes > 0 && nodes % domain_nodes == 0);
+  FLEETSIM_ASSERT(nodes_ > 0 && domain_nodes > 0 && nodes_ % domain_nodes == 0);
   FLEETSIM_ASSERT(system_.nics.per_node > 0);
   gpus_per_node_ = system_.node.gpus;
   gpus_ = nodes_ * gpus_per_node_;
@@ -61,7 +87,9 @@ Topology::Topology(const SystemSpec& system, const FabricSpec& fabric, int nodes
     groups_per_pod_ = groups_;
     pods_ = 1;
   }
+}
 
+void Topology::add_vertices() {
   vertex_kind_.reserve(gpus_ + domains_ + nics_ + leaves_ + planes_ * (pods_ + 1));
   for (int g = 0; g < gpus_; ++g)
     add_vertex(VertexKind::kGpu);
@@ -81,7 +109,9 @@ Topology::Topology(const SystemSpec& system, const FabricSpec& fabric, int nodes
     for (int c = 0; c < planes_; ++c)
       add_vertex(VertexKind::kCore);
   }
+}
 
+void Topology::add_scale_up_links() {
   // Scale-up: each GPU has one up and one down link into its domain's NVSwitch fabric; the
   // switch hop latency is split between them so GPU → GPU costs one hop_latency.
   const Time half_hop = Time::from_ps(system_.scale_up.hop_latency.ps() / 2);
@@ -94,7 +124,9 @@ Topology::Topology(const SystemSpec& system, const FabricSpec& fabric, int nodes
     nvlink_down_[g] =
         add_link(sw, gpu_vertex(g), system_.scale_up.gpu_bandwidth, half_hop, LinkKind::kNvlink);
   }
+}
 
+void Topology::add_nic_links() {
   // GPU ↔ NIC over PCIe (or C2C), then NIC ↔ leaf at the NIC's rate times the transport's
   // protocol efficiency (the fraction of line rate a long transfer achieves).
   const Time half_nic = Time::from_ps(fabric_.nic_latency.ps() / 2);
@@ -115,7 +147,12 @@ Topology::Topology(const SystemSpec& system, const FabricSpec& fabric, int nodes
     nic_up_[n] = add_link(first_nic_vertex_ + n, leaf, nic_bw, half_switch, LinkKind::kNicLink);
     nic_down_[n] = add_link(leaf, first_nic_vertex_ + n, nic_bw, half_switch, LinkKind::kNicLink);
   }
+}
 
+void Topology::add_switch_links() {
+  const int per_node = system_.nics.per_node;
+  const int npg = std::max(1, fabric_.nodes_per_leaf_group);
+  const Time half_switch = Time::from_ps(fabric_.hop_latency.ps() / 2);
   // Leaf → spine planes. A leaf's downlinks serve nodes_per_leaf_group NIC ports (rail-optimized:
   // rail r of every node in the group; otherwise all NICs of a subset of the group's nodes).
   const int ports = fabric_.rail_optimized ? npg : ((npg + per_node - 1) / per_node) * per_node;
@@ -126,7 +163,7 @@ Topology::Topology(const SystemSpec& system, const FabricSpec& fabric, int nodes
   leaf_up_.resize(static_cast<size_t>(leaves_) * planes_);
   leaf_down_.resize(static_cast<size_t>(leaves_) * planes_);
   for (int l = 0; l < leaves_; ++l) {
-    const int pod = (l / leaves_per_group_) / groups_per_pod_;
+    const int pod = pod_of_leaf(l);
     for (int p = 0; p < planes_; ++p) {
       const uint32_t spine = first_spine_vertex_ + pod * planes_ + p;
       leaf_up_[l * planes_ + p] =
@@ -165,6 +202,10 @@ std::vector<int> Topology::nics_of_gpu(int gpu) const {
   return out;
 }
 
+int Topology::pod_of_leaf(int leaf) const {
+  return (leaf / leaves_per_group_) / groups_per_pod_;
+}
+
 int Topology::leaf_of_nic(int nic) const {
   const int per_node = system_.nics.per_node;
   const int node = nic / per_node;
@@ -179,8 +220,7 @@ void Topology::append_fabric_hops(int src_nic, int dst_nic, uint64_t flow_hash, 
   const int la = leaf_of_nic(src_nic), lb = leaf_of_nic(dst_nic);
   out->hops.push_back(PathHop{nic_up_[src_nic], weight});
   if (la != lb) {
-    const int pod_a = (la / leaves_per_group_) / groups_per_pod_;
-    const int pod_b = (lb / leaves_per_group_) / groups_per_pod_;
+    const int pod_a = pod_of_leaf(la), pod_b = pod_of_leaf(lb);
     const bool via_core = fabric_.tiers >= 3 && pod_a != pod_b;
     auto add_plane = [&](int p, double w) {
       out->hops.push_back(PathHop{leaf_up_[la * planes_ + p], w});
@@ -221,8 +261,7 @@ Route Topology::route(int src, int dst, uint64_t flow_hash) const {
   const int la = leaf_of_nic(sn[0]), lb = leaf_of_nic(dn[0]);
   int switches = 1;
   if (la != lb) {
-    const int pod_a = (la / leaves_per_group_) / groups_per_pod_;
-    const int pod_b = (lb / leaves_per_group_) / groups_per_pod_;
+    const int pod_a = pod_of_leaf(la), pod_b = pod_of_leaf(lb);
     switches = (fabric_.tiers >= 3 && pod_a != pod_b) ? 5 : 3;
   }
   r.latency = fabric_.nic_latency + fabric_.hop_latency * switches;
@@ -230,28 +269,8 @@ Route Topology::route(int src, int dst, uint64_t flow_hash) const {
 }
 
 std::string Topology::vertex_name(uint32_t v) const {
-  const int i = vertex_index_[v];
   char buf[64];
-  switch (vertex_kind_[v]) {
-    case VertexKind::kGpu:
-      std::snprintf(buf, sizeof buf, "gpu%d", i);
-      break;
-    case VertexKind::kNvSwitch:
-      std::snprintf(buf, sizeof buf, "nvswitch%d", i);
-      break;
-    case VertexKind::kNic:
-      std::snprintf(buf, sizeof buf, "nic%d", i);
-      break;
-    case VertexKind::kLeaf:
-      std::snprintf(buf, sizeof buf, "leaf%d", i);
-      break;
-    case VertexKind::kSpine:
-      std::snprintf(buf, sizeof buf, "spine%d", i);
-      break;
-    case VertexKind::kCore:
-      std::snprintf(buf, sizeof buf, "core%d", i);
-      break;
-  }
+  std::snprintf(buf, sizeof buf, "%s%d", to_string(vertex_kind_[v]), vertex_index_[v]);
   return buf;
 }
 

@@ -19,6 +19,7 @@
 namespace fleetsim {
 
 enum class VertexKind { kGpu, kNvSwitch, kNic, kLeaf, kSpine, kCore };
+const char* to_string(VertexKind k);  // "gpu", "nvswitch", "nic", "leaf", "spine", "core"
 enum class LinkKind { kNvlink, kPcie, kNicLink, kLeafSpine, kSpineCore };
 
 struct Link {
@@ -81,9 +82,17 @@ class Topology {
   std::string summary() const;
 
  private:
+  // Construction, in this order: counts of each kind of vertex, the vertices, then the links of
+  // each layer.
+  void size_fabric();
+  void add_vertices();
+  void add_scale_up_links();  // GPU ↔ NVSwitch
+  void add_nic_links();       // GPU ↔ NIC ↔ leaf
+  void add_switch_links();    // leaf ↔ spine planes (↔ core planes for three tiers)
   uint32_t add_vertex(VertexKind kind);
   uint32_t add_link(uint32_t from, uint32_t to, Bandwidth cap, Time lat, LinkKind kind);
   int leaf_of_nic(int nic) const;
+  int pod_of_leaf(int leaf) const;
   void append_fabric_hops(int src_nic, int dst_nic, uint64_t flow_hash, double weight,
                           Route* out) const;
 
