@@ -9,6 +9,37 @@
 
 namespace fleetsim {
 
+namespace {
+
+// "" when every point has a row; otherwise which points are missing (the first 20, with their
+// shard and values) and the shards no input folder was given for.
+std::string missing_points(const std::vector<std::optional<SweepRow>>& rows,
+                           const SweepManifest& ref, const std::set<int>& shards_given) {
+  std::vector<int> missing;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (!rows[i]) missing.push_back(static_cast<int>(i));
+  if (missing.empty()) return "";
+  std::string msg = std::to_string(missing.size()) + " of " + std::to_string(rows.size()) +
+                    " points are missing:";
+  for (size_t k = 0; k < missing.size() && k < 20; ++k) {
+    const int p = missing[k];
+    msg += "\n  point " + std::to_string(p) + " (shard " + std::to_string(p % ref.shard.count) +
+           "/" + std::to_string(ref.shard.count) + ")";
+    for (size_t c = 0; c < ref.columns.size(); ++c)
+      msg += (c == 0 ? ": " : ", ") + ref.columns[c] + "=" + ref.values_json[p][c];
+  }
+  if (missing.size() > 20) msg += "\n  ... and " + std::to_string(missing.size() - 20) + " more";
+  std::string absent;
+  for (int s = 0; s < ref.shard.count; ++s)
+    if (!shards_given.count(s))
+      absent +=
+          (absent.empty() ? "" : ", ") + std::to_string(s) + "/" + std::to_string(ref.shard.count);
+  if (!absent.empty()) msg += "\n  shards with no input folder: " + absent;
+  return msg;
+}
+
+}  // namespace
+
 MergeSummary merge_sweep_results(const std::string& out_dir, const std::vector<std::string>& inputs,
                                  const ResultsCodec& codec) {
   if (inputs.empty()) throw InputError("merge", "", "expected at least one input folder");
@@ -58,42 +89,15 @@ MergeSummary merge_sweep_results(const std::string& out_dir, const std::vector<s
       source[it->second] = static_cast<int>(in);
     }
   }
-  std::vector<int> missing;
-  for (size_t i = 0; i < rows.size(); ++i)
-    if (!rows[i]) missing.push_back(static_cast<int>(i));
-  if (!missing.empty()) {
-    std::string msg = std::to_string(missing.size()) + " of " + std::to_string(rows.size()) +
-                      " points are missing:";
-    for (size_t k = 0; k < missing.size() && k < 20; ++k) {
-      const int p = missing[k];
-      msg += "\n  point " + std::to_string(p) + " (shard " + std::to_string(p % ref.shard.count) +
-             "/" + std::to_string(ref.shard.count) + ")";
-      for (size_t c = 0; c < ref.columns.size(); ++c)
-        msg += (c == 0 ? ": " : ", ") + ref.columns[c] + "=" + ref.values_json[p][c];
-    }
-    if (missing.size() > 20) msg += "\n  ... and " + std::to_string(missing.size() - 20) + " more";
-    std::string absent;
-    for (int s = 0; s < ref.shard.count; ++s)
-      if (!shards_given.count(s))
-        absent += (absent.empty() ? "" : ", ") + std::to_string(s) + "/" +
-                  std::to_string(ref.shard.count);
-    if (!absent.empty()) msg += "\n  shards with no input folder: " + absent;
-    throw InputError("merge", "", msg);
-  }
+  const std::string missing = missing_points(rows, ref, shards_given);
+  if (!missing.empty()) throw InputError("merge", "", missing);
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw InputError(out_dir, "", "cannot create the output folder: " + ec.message());
   SweepManifest out = ref;
   out.shard = ShardSpec{};
-  std::vector<SweepRow> ordered;
-  std::string jsonl;
-  for (auto& r : rows) {
-    jsonl += codec.jsonl_row(*r, ref.columns) + "\n";
-    ordered.push_back(std::move(*r));
-  }
   replace_file_durably(out_dir + "/manifest.json", codec.manifest_json(out));
-  replace_file_durably(out_dir + "/results.jsonl", jsonl);
-  replace_file_durably(out_dir + "/results.csv", codec.csv(ordered, ref.columns));
+  write_final_results(out_dir, &rows, ref.columns, codec);
   return MergeSummary{static_cast<int>(rows.size()), static_cast<int>(inputs.size())};
 }
 

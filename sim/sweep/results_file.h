@@ -1,6 +1,8 @@
-// Reading a results.jsonl back (internal to sim/sweep: the runner's resume and the merge).
+// Reading a results.jsonl back and writing the final results files (internal to sim/sweep: the
+// runner's resume and the merge).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,5 +19,10 @@ struct ExistingResults {
 };
 ExistingResults read_results(const std::string& path, const std::vector<std::string>& columns,
                              const ResultsCodec& codec);
+
+// Writes <out_dir>/results.jsonl and results.csv (each replaced durably) from the present rows,
+// in point order; the rows are moved out.
+void write_final_results(const std::string& out_dir, std::vector<std::optional<SweepRow>>* rows,
+                         const std::vector<std::string>& columns, const ResultsCodec& codec);
 
 }  // namespace fleetsim

@@ -186,44 +186,50 @@ void replace_file_durably(const std::string& path, const std::string& content) {
   }
 }
 
-SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& opt,
-                          const ResultsCodec& codec) {
-  SweepRunSummary sum;
-  const auto start = Clock::now();
+namespace {
+
+// Creates the results folder and takes its lock (flock on <out_dir>/.lock, released when the
+// descriptor closes); InputError if another sweep holds it.
+int lock_results_folder(const std::string& out_dir) {
   std::error_code ec;
-  fs::create_directories(opt.out_dir, ec);
-  if (ec) throw InputError(opt.out_dir, "", "cannot create the results folder: " + ec.message());
-  const std::string lock_path = opt.out_dir + "/.lock";
+  fs::create_directories(out_dir, ec);
+  if (ec) throw InputError(out_dir, "", "cannot create the results folder: " + ec.message());
+  const std::string lock_path = out_dir + "/.lock";
   const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
     if (lock_fd >= 0) ::close(lock_fd);
-    throw InputError(opt.out_dir, "", "another fleetsim sweep is writing to this folder");
+    throw InputError(out_dir, "", "another fleetsim sweep is writing to this folder");
   }
-  struct LockGuard {
-    int fd;
-    ~LockGuard() { ::close(fd); }
-  } lock_guard{lock_fd};
+  return lock_fd;
+}
 
-  const std::string manifest_path = opt.out_dir + "/manifest.json";
-  const std::string manifest = codec.manifest_json(make_manifest(plan, opt.shard));
-  if (read_file_if_exists(manifest_path) != manifest) replace_file_durably(manifest_path, manifest);
+void count_status(const SweepRow& row, SweepRunSummary* sum) {
+  sum->ok += row.status == "ok";
+  sum->invalid += row.status == "invalid";
+  sum->error += row.status == "error";
+}
 
-  // This shard's points, and the rows already there.
+// This shard's rows already in results.jsonl, by point (rows of other shards are counted as
+// foreign, second copies ignored); a partial last line is cut from the file so that appends
+// start on a fresh line.
+std::vector<std::optional<SweepRow>> resume_rows(const SweepPlan& plan, const SweepRunOptions& opt,
+                                                 const ResultsCodec& codec,
+                                                 const std::string& results_path,
+                                                 SweepRunSummary* sum) {
   std::unordered_map<std::string, int> shard_key;  // lookups only
   for (const auto& p : plan.points) {
     if (in_shard(p.index, opt.shard)) {
       shard_key.emplace(p.key, p.index);
-      ++sum.shard_points;
+      ++sum->shard_points;
     }
   }
-  const std::string results_path = opt.out_dir + "/results.jsonl";
   ExistingResults ex = read_results(results_path, plan.columns, codec);
   std::vector<std::optional<SweepRow>> rows(plan.points.size());
   std::vector<std::string> kept;
   for (size_t i = 0; i < ex.rows.size(); ++i) {
     const auto it = shard_key.find(ex.rows[i].key);
     if (it == shard_key.end()) {
-      ++sum.foreign_rows;
+      ++sum->foreign_rows;
       continue;
     }
     if (rows[it->second]) continue;  // a second copy of a finished point
@@ -231,26 +237,24 @@ SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& opt,
     row.point = it->second;
     row.values_json = plan.points[it->second].values_json;
     rows[it->second] = std::move(row);
-    ++sum.already_done;
+    ++sum->already_done;
     kept.push_back(ex.lines[i]);
   }
-  if (!ex.clean) {  // drop the partial line so appends start on a fresh line
+  if (!ex.clean) {
     std::string text;
     for (const auto& l : kept)
       text += l + "\n";
     replace_file_durably(results_path, text);
   }
+  return rows;
+}
 
-  std::vector<int> todo;
-  for (const auto& p : plan.points)
-    if (in_shard(p.index, opt.shard) && !rows[p.index]) todo.push_back(p.index);
-  for (const auto& r : rows) {
-    if (!r) continue;
-    sum.ok += r->status == "ok";
-    sum.invalid += r->status == "invalid";
-    sum.error += r->status == "error";
-  }
-
+// Runs the points `todo` on opt.jobs threads; each finished row is appended to results_path
+// (fdatasync at most once a second), stored in *rows and counted in *sum; progress on
+// opt.progress_stream. The first exception a worker throws stops the others and is rethrown.
+void run_points(const SweepPlan& plan, const SweepRunOptions& opt, const ResultsCodec& codec,
+                const std::vector<int>& todo, const std::string& results_path,
+                std::vector<std::optional<SweepRow>>* rows, SweepRunSummary* sum) {
   const int fd = ::open(results_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0)
     throw InputError(results_path, "", std::string("cannot open: ") + std::strerror(errno));
@@ -275,10 +279,8 @@ SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& opt,
           ::fdatasync(fd);
           last_sync = Clock::now();
         }
-        sum.ok += row.status == "ok";
-        sum.invalid += row.status == "invalid";
-        sum.error += row.status == "error";
-        rows[row.point] = std::move(row);
+        count_status(row, sum);
+        (*rows)[row.point] = std::move(row);
         ++finished;
         cv.notify_all();
       }
@@ -301,8 +303,8 @@ SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& opt,
     std::unique_lock<std::mutex> lk(mu);
     while (finished < static_cast<int>(todo.size()) && !failure) {
       cv.wait_for(lk, std::chrono::milliseconds(200));
-      progress.show(plan.name, sum.already_done + finished, sum.shard_points, finished,
-                    sum.invalid + sum.error, false);
+      progress.show(plan.name, sum->already_done + finished, sum->shard_points, finished,
+                    sum->invalid + sum->error, false);
     }
   }
   for (auto& t : threads)
@@ -310,20 +312,51 @@ SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& opt,
   ::fdatasync(fd);
   ::close(fd);
   if (failure) std::rethrow_exception(failure);
-  sum.ran = finished;
-  progress.show(plan.name, sum.already_done + finished, sum.shard_points, finished,
-                sum.invalid + sum.error, true);
+  sum->ran = finished;
+  progress.show(plan.name, sum->already_done + finished, sum->shard_points, finished,
+                sum->invalid + sum->error, true);
+}
 
-  // Every point of the shard is done: the final files, in point order.
+}  // namespace
+
+void write_final_results(const std::string& out_dir, std::vector<std::optional<SweepRow>>* rows,
+                         const std::vector<std::string>& columns, const ResultsCodec& codec) {
   std::vector<SweepRow> ordered;
   std::string jsonl;
-  for (auto& r : rows) {
+  for (auto& r : *rows) {
     if (!r) continue;
-    jsonl += codec.jsonl_row(*r, plan.columns) + "\n";
+    jsonl += codec.jsonl_row(*r, columns) + "\n";
     ordered.push_back(std::move(*r));
   }
-  replace_file_durably(results_path, jsonl);
-  replace_file_durably(opt.out_dir + "/results.csv", codec.csv(ordered, plan.columns));
+  replace_file_durably(out_dir + "/results.jsonl", jsonl);
+  replace_file_durably(out_dir + "/results.csv", codec.csv(ordered, columns));
+}
+
+SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& opt,
+                          const ResultsCodec& codec) {
+  SweepRunSummary sum;
+  const auto start = Clock::now();
+  struct LockGuard {
+    int fd;
+    ~LockGuard() { ::close(fd); }
+  } lock_guard{lock_results_folder(opt.out_dir)};
+
+  const std::string manifest_path = opt.out_dir + "/manifest.json";
+  const std::string manifest = codec.manifest_json(make_manifest(plan, opt.shard));
+  if (read_file_if_exists(manifest_path) != manifest) replace_file_durably(manifest_path, manifest);
+
+  // This shard's points, and the rows already there.
+  const std::string results_path = opt.out_dir + "/results.jsonl";
+  std::vector<std::optional<SweepRow>> rows = resume_rows(plan, opt, codec, results_path, &sum);
+  std::vector<int> todo;
+  for (const auto& p : plan.points)
+    if (in_shard(p.index, opt.shard) && !rows[p.index]) todo.push_back(p.index);
+  for (const auto& r : rows)
+    if (r) count_status(*r, &sum);
+  run_points(plan, opt, codec, todo, results_path, &rows, &sum);
+
+  // Every point of the shard is done: the final files, in point order.
+  write_final_results(opt.out_dir, &rows, plan.columns, codec);
   sum.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
   return sum;
 }
