@@ -1,3 +1,5 @@
+// Element formats of GEMM inputs (compute_model.h): names, parsing, and bytes per element incl.
+// the block scales of MXFP8 / NVFP4.
 #include "compute/compute_model.h"
 
 namespace fleetsim {

@@ -1,3 +1,5 @@
+// Failure arrivals of one class over its units (failure_process.h): Weibull lives by inverse
+// transform, conditioned on survival to the current time; a failed unit is replaced by a new one.
 #include "run/failure_process.h"
 
 #include <cmath>

@@ -1,3 +1,5 @@
+// Step times per cluster state (step_table.h): the healthy step time given, and one step
+// simulation per slow-GPU clock level the run spec's gray failures can produce; the job's shape.
 #include "run/step_table.h"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// The cluster graph (topology.h): vertices and links built layer by layer (scale-up NVSwitch
+// domains, GPU ↔ NIC, NIC ↔ leaf, leaf ↔ spine planes, spine ↔ core), and structural up-down
+// routes with ECMP plane hashing or SRD spraying.
 #include "topo/topology.h"
 
 #include <algorithm>
