@@ -1,0 +1,97 @@
+"""fleetsim from Python: the simulator's study layer in-process, with the CLI's numbers.
+
+    import fleetsim
+    rep = fleetsim.run("scenarios/quickstart.json")      # report.json as a dict
+    rep["step_time_s"]
+    rows = fleetsim.sweep("scenarios/sweeps/quickstart-parallelism.json", threads=2)
+    df = rows.to_pandas()                                 # when pandas is importable
+
+Scenarios and sweeps are a path (str or os.PathLike) or a dict in the scenario / sweep format
+(relative paths inside a dict resolve from the current folder). Bad input raises
+fleetsim.InputError (a ValueError) with .file, .pointer and .message, the cases where the CLI
+exits with 2. The GIL is released while simulating, so Python threads run in parallel.
+Reference: docs/python.md.
+"""
+import json
+import os
+
+from . import _core
+from ._core import InputError
+
+__all__ = ["InputError", "Rows", "run", "run_json", "memory", "validate", "sweep"]
+
+
+class Rows(list):
+    """A list of result rows (dicts) with the rest of the result in .info (a dict)."""
+
+    def __init__(self, rows, info=None):
+        super().__init__(rows)
+        self.info = info or {}
+
+    def to_pandas(self):
+        """The rows as a pandas DataFrame (columns in the order of the CLI's CSV)."""
+        try:
+            import pandas as pd
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ImportError("Rows.to_pandas() needs pandas (pip install pandas)") from e
+        return pd.DataFrame(list(self))
+
+
+def _source(doc, what):
+    """(is_path, name, text) for _core from a path or a dict."""
+    if isinstance(doc, dict):
+        return False, f"<{what} dict>", json.dumps(doc)
+    if isinstance(doc, (str, os.PathLike)):
+        return True, os.fspath(doc), ""
+    raise TypeError(f"expected a {what} path or dict, got {type(doc).__name__}")
+
+
+def _limits(max_gpus, max_passes):
+    return (_core.default_max_gpus if max_gpus is None else int(max_gpus),
+            _core.default_max_passes if max_passes is None else int(max_passes))
+
+
+def run_json(scenario, *, seed=None, threads=0, max_gpus=None, max_passes=None):
+    """`fleetsim run`'s report.json as text, byte for byte (threads: run-level Monte Carlo)."""
+    return _core.run_json(*_source(scenario, "scenario"), seed, int(threads),
+                          *_limits(max_gpus, max_passes))
+
+
+def run(scenario, *, seed=None, threads=0, max_gpus=None, max_passes=None):
+    """Simulates a scenario; returns the report.json object as a dict (docs/report.md keys)."""
+    return json.loads(run_json(scenario, seed=seed, threads=threads, max_gpus=max_gpus,
+                               max_passes=max_passes))
+
+
+def memory(scenario, *, max_gpus=None, max_passes=None):
+    """Per-GPU memory breakdown of a training scenario (`fleetsim memory --json`), no simulation."""
+    return json.loads(_core.memory_json(*_source(scenario, "scenario"),
+                                        *_limits(max_gpus, max_passes)))
+
+
+def validate(csv, *, kernel_gap_us=None, kernel_efficiency=None):
+    """Compares simulated with measured rows of a reference CSV (`fleetsim validate --json`).
+
+    Returns Rows (one dict per CSV row, skipped rows with their reason); .info holds the
+    summary (mape_pct, n_rows, mape_by_hardware, ...).
+    """
+    rep = json.loads(_core.validate_json(
+        os.fspath(csv), -1.0 if kernel_gap_us is None else float(kernel_gap_us),
+        -1.0 if kernel_efficiency is None else float(kernel_efficiency)))
+    rows = rep.pop("rows")
+    return Rows(rows, rep)
+
+
+def sweep(sweep, *, threads=1, max_gpus=None):
+    """Runs every point of a sweep on `threads` threads, nothing written to disk.
+
+    Returns Rows: the rows of the CLI's results.jsonl in point order (point, key, status, the
+    axis columns by JSON pointer, the metrics, error); .info holds name, combinations, columns
+    and skipped. The numbers do not depend on `threads`.
+    """
+    if int(threads) < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    res = json.loads(_core.sweep_json(*_source(sweep, "sweep"), int(threads),
+                                      *_limits(max_gpus, None)))
+    rows = res.pop("rows")
+    return Rows(rows, res)

@@ -1,0 +1,155 @@
+"""The Python module against the CLI: same JSON byte for byte, same sweep rows, errors as
+fleetsim.InputError with file and JSON pointer, the GIL released while simulating."""
+import json
+import threading
+import time
+
+import pytest
+
+import fleetsim
+
+QUICKSTART = "scenarios/quickstart.json"
+
+
+def test_run_quickstart_matches_cli_byte_for_byte(cli, tmp_path):
+    text = fleetsim.run_json(QUICKSTART)
+    r = cli("run", QUICKSTART, "--out", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert text == (tmp_path / "report.json").read_text()
+    rep = fleetsim.run(QUICKSTART)
+    assert rep == json.loads(text)
+    # Dumped the same way, the dict is the file: keys keep their order.
+    assert json.dumps(rep) == json.dumps(json.loads((tmp_path / "report.json").read_text()))
+    # Figures consistent with one another (computed here, not read back).
+    w = rep["workload"]
+    tok = w["global_batch"] * w["seq_len"] / rep["step_time_s"] / rep["cluster"]["gpus_used"]
+    assert rep["tokens_per_s_per_gpu"] == pytest.approx(tok, rel=1e-3)
+    assert sum(rep["breakdown_s"].values()) == pytest.approx(rep["step_time_s"], rel=0.01)
+
+
+def test_run_collective_and_seed_match_cli(cli, tmp_path):
+    scen = "scenarios/allreduce-2x-p6-b200.json"
+    r = cli("run", scen, "--out", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert fleetsim.run_json(scen) == (tmp_path / "report.json").read_text()
+    r = cli("run", QUICKSTART, "--seed", 7, "--out", tmp_path / "s7")
+    assert r.returncode == 0, r.stderr
+    assert fleetsim.run_json(QUICKSTART, seed=7) == (tmp_path / "s7" / "report.json").read_text()
+
+
+def test_run_dict_equals_path():
+    doc = json.load(open(QUICKSTART))
+    a, b = fleetsim.run(QUICKSTART), fleetsim.run(doc)
+    assert a["step_time_s"] == b["step_time_s"] and a["breakdown_s"] == b["breakdown_s"]
+    # A changed field changes the result: twice the global batch, at least as many seconds.
+    doc["workload"]["batch"]["global"] *= 2
+    c = fleetsim.run(doc)
+    assert c["step_time_s"] > a["step_time_s"]
+
+
+def test_memory_matches_cli(cli):
+    r = cli("memory", QUICKSTART, "--json")
+    assert r.returncode == 0, r.stderr
+    m = fleetsim.memory(QUICKSTART)
+    assert m == json.loads(r.stdout)
+    parts = ["weights", "gradients", "optimizer", "master_weights", "activations", "comm_buffers"]
+    parts = [k for k in m if any(k.startswith(p) for p in parts)]
+    assert parts, m
+    total = next(v for k, v in m.items() if k.startswith("total"))
+    assert sum(m[k] for k in parts) == pytest.approx(total, rel=1e-3)
+
+
+def test_sweep_threads_match_cli(cli, tmp_path):
+    sweep = "scenarios/sweeps/quickstart-parallelism.json"
+    one = fleetsim.sweep(sweep, threads=1)
+    two = fleetsim.sweep(sweep, threads=2)
+    assert one == two and len(one) > 10
+    r = cli("sweep", sweep, "-j", 2, "--progress", "none", "--out", tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    assert [json.loads(x) for x in lines] == list(one)
+    assert [r["point"] for r in one] == list(range(len(one)))
+    assert one.info["name"] == "quickstart-parallelism"
+    assert one.info["columns"][0] == "/workload/parallelism/tp"
+    pd = pytest.importorskip("pandas")
+    df = one.to_pandas()
+    csv = pd.read_csv(tmp_path / "results.csv")
+    assert list(df.columns) == list(csv.columns)
+    ok = df["status"] == "ok"
+    assert (df.loc[ok, "step_time_s"].to_numpy() ==
+            pytest.approx(csv.loc[csv["status"] == "ok", "step_time_s"].to_numpy(), rel=1e-12))
+
+
+def test_sweep_dict_and_bad_points():
+    doc = json.load(open("scenarios/sweeps/quickstart-parallelism.json"))
+    doc["base"] = "scenarios/quickstart.json"  # relative to the current folder for a dict
+    doc["axes"] = [{"mode": "grid", "pointer": "/workload/parallelism/tp", "values": [4, 3]}]
+    doc["filters"] = []
+    rows = fleetsim.sweep(doc, threads=2)
+    assert [r["status"] for r in rows] == ["ok", "invalid"]
+    assert "/workload/parallelism/tp" in rows[1]["error"]
+
+
+def test_validate_matches_cli(cli):
+    csv = "validation/nccl_collectives.csv"
+    r = cli("validate", "--reference", csv, "--json")
+    assert r.returncode == 0, r.stderr
+    want = json.loads(r.stdout)
+    rows = fleetsim.validate(csv)
+    assert list(rows) == want["rows"]
+    assert rows.info["mape_pct"] == want["mape_pct"]
+    compared = [x for x in rows if not x.get("skipped")]
+    assert compared
+    for x in compared:  # error = (predicted - measured) / measured, recomputed here
+        assert x["error_pct"] == pytest.approx(
+            (x["predicted"] - x["measured"]) / x["measured"] * 100, abs=0.06)
+
+
+def test_input_error_has_file_and_pointer():
+    doc = json.load(open(QUICKSTART))
+    doc["workload"]["parallelism"]["tp"] = 3
+    with pytest.raises(fleetsim.InputError) as e:
+        fleetsim.run(doc)
+    assert e.value.file == "<scenario dict>"
+    assert e.value.pointer == "/workload/parallelism/tp"
+    assert "must divide" in e.value.message or "3" in e.value.message
+    assert isinstance(e.value, ValueError)
+    with pytest.raises(fleetsim.InputError) as e:
+        fleetsim.run("scenarios/no-such-file.json")
+    assert e.value.file == "scenarios/no-such-file.json"
+    doc = json.load(open(QUICKSTART))
+    doc["workload"]["parallelizm"] = {}
+    with pytest.raises(fleetsim.InputError) as e:
+        fleetsim.memory(doc)
+    assert e.value.pointer == "/workload/parallelizm" and "parallelism" in e.value.message
+    with pytest.raises(fleetsim.InputError) as e:
+        fleetsim.validate("scenarios/quickstart.json")
+    with pytest.raises(fleetsim.InputError):
+        fleetsim.sweep({"name": "x", "base": QUICKSTART, "axes": [{"mode": "grid"}]})
+    with pytest.raises(TypeError):
+        fleetsim.run(42)
+    # The interpreter is still here and the module still works.
+    assert fleetsim.memory(QUICKSTART)["fits"] in (True, False)
+
+
+def test_gil_released_while_simulating():
+    """The main thread keeps running Python while another thread simulates."""
+    done = threading.Event()
+    result = {}
+
+    def work():
+        result["rep"] = fleetsim.run(QUICKSTART)
+        done.set()
+
+    t0 = time.perf_counter()
+    th = threading.Thread(target=work)
+    th.start()
+    ticks = 0
+    while not done.is_set():
+        ticks += 1
+        time.sleep(0.001)
+    th.join()
+    elapsed = time.perf_counter() - t0
+    assert result["rep"]["step_time_s"] > 0
+    # With the GIL held for the whole simulation the loop could not tick until it ended.
+    assert ticks >= max(5, int(elapsed / 0.001 * 0.2)), (ticks, elapsed)
