@@ -20,6 +20,8 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Headless and self-contained: no display, caches and kernel files inside $tmp.
+# The Python module next to the binary (build/<preset>/python), for notebooks that import it.
+export FLEETSIM_PYTHONPATH="${FLEETSIM_PYTHONPATH:-$(dirname "$bin")/python}"
 export FLEETSIM_BIN="$bin" MPLBACKEND=Agg MPLCONFIGDIR="$tmp/mpl" IPYTHONDIR="$tmp/ipython" \
        JUPYTER_RUNTIME_DIR="$tmp/runtime" JUPYTER_DATA_DIR="$tmp/data" PYDEVD_DISABLE_FILE_VALIDATION=1
 
