@@ -3,8 +3,8 @@
 // CLI's byte for byte (tests/python/test_fleetsim.py compares them).
 #include "python/api.h"
 
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <mutex>
 #include <thread>
