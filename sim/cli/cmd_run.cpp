@@ -59,6 +59,7 @@ int cmd_run_training(const Scenario& s, const StudyCluster& cluster, const std::
   row("optimizer", b.optimizer);
   std::printf("  (closed-form bubble fraction (pp-1)/(vp·m) = %.3f)\n\n",
               r.bubble_fraction_closed_form);
+  if (!o.compare_trace.empty()) print_trace_comparison(r, o.compare_trace);
   print_memory(r.memory);
   if (run.moe) print_moe(*run.moe, w.par.ep);
   for (const auto& wmsg : r.warnings)
@@ -129,9 +130,10 @@ int cmd_run(const RunCli& o) {
   const Topology& topo = cluster.topo;
   if (out_dir.empty()) out_dir = "out/" + s.name;
   if (s.training) return cmd_run_training(s, cluster, out_dir, outputs);
-  if (!outputs.events_path.empty() || !outputs.timeline_path.empty() || outputs.html)
+  if (!outputs.events_path.empty() || !outputs.timeline_path.empty() || outputs.html ||
+      !outputs.compare_trace.empty())
     throw InputError(s.file, "/workload",
-                     "--events, --timeline and --html need a training scenario");
+                     "--events, --timeline, --html and --compare-trace need a training scenario");
   const CollectiveWorkload& w = *s.collective;
   const int n = static_cast<int>(collective_group(w, topo).size());
   std::printf("# fleetsim %s: %s on %d GPUs (%d × %s, %s)\n", s.name.c_str(), to_string(w.op), n,

