@@ -52,11 +52,11 @@ def test_memory_matches_cli(cli):
     assert r.returncode == 0, r.stderr
     m = fleetsim.memory(QUICKSTART)
     assert m == json.loads(r.stdout)
-    parts = ["weights", "gradients", "optimizer", "master_weights", "activations", "comm_buffers"]
-    parts = [k for k in m if any(k.startswith(p) for p in parts)]
-    assert parts, m
-    total = next(v for k, v in m.items() if k.startswith("total"))
-    assert sum(m[k] for k in parts) == pytest.approx(total, rel=1e-3)
+    # The parts (every *_gib but the totals and the capacity) add up to the total.
+    not_parts = {"total_gib", "reserved_gib", "device_overhead_gib", "capacity_gib"}
+    parts = [k for k in m if k.endswith("_gib") and k not in not_parts]
+    assert {"weights_gib", "gradients_gib", "activations_gib"} <= set(parts), m
+    assert sum(m[k] for k in parts) == pytest.approx(m["total_gib"], abs=1e-3)
 
 
 def test_sweep_threads_match_cli(cli, tmp_path):
