@@ -1,11 +1,12 @@
 """pip install of the Python module from this source tree (docs/python.md):
 
-    /usr/bin/python3 -m venv .venv
+    /usr/bin/python3 -m venv --system-site-packages .venv
     .venv/bin/pip install --no-build-isolation .
 
 Drives the project's CMake build (Release, only the fleetsim_python target, for the interpreter
 running pip) and installs the package fleetsim (sim/python/fleetsim) with its extension. Offline:
---no-build-isolation uses the setuptools of the venv instead of downloading one. The module reads
+--no-build-isolation uses the installed setuptools and wheel (Debian's, seen through
+--system-site-packages) instead of downloading them. The module reads
 topologies/, workloads/ and calibration/ from this source tree (or FLEETSIM_DATA_DIR).
 """
 import os

@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(g++ cmake make ccache libboost-graph-dev libeigen3-dev nlohmann-json3-dev libcli11-dev catch2
           python3-numpy python3-jsonschema
-          python3-dev pybind11-dev python3-pybind11 python3-pytest  # import fleetsim (sim/python), tests/python
+          python3-dev pybind11-dev python3-pybind11 python3-pytest python3-venv python3-wheel  # import fleetsim (sim/python), tests/python
           slurmctld slurmd slurm-client munge)  # the sweep's Slurm round-trip test
 # fuzzing (clang's libFuzzer with ASan / UBSan runtimes), format check and clang-tidy
 packages+=(clang libclang-rt-14-dev clang-format clang-tidy)
