@@ -45,6 +45,7 @@ const std::vector<std::string> kMemoryKeys = {"recipe",
                                               "fp8_param_gather",
                                               "optimizer_offload_fraction",
                                               "offload_modules",
+                                              "cpu_offload_layers",
                                               "cross_entropy",
                                               "moe_token_factor",
                                               "moe_permute_fusion",
@@ -162,6 +163,8 @@ MemoryOptions read_memory_options(const Obj& m) {
       o.offload_modules |= bit;
     }
   }
+  if (m.has("cpu_offload_layers"))
+    o.cpu_offload_layers = static_cast<int>(m.integer("cpu_offload_layers", 0, 1 << 20));
   if (m.has("cross_entropy"))
     o.cross_entropy = m.choice("cross_entropy", {"native", "te"}) == "te"
                           ? CrossEntropyImpl::kTe

@@ -27,6 +27,10 @@
 // at its peak (in_flight_per_chunk, Megatron-Core's schedules). Full recompute keeps the layer
 // input (2h, /tp with SP) of the first recompute_layers layers of each chunk (Megatron's block
 // method; 0 = all) and rebuilds one layer's activations in backward.
+// Layer-wise CPU offloading (Megatron-Core's --cpu-offloading, --cpu-offloading-num-layers N,
+// activations only; megatron/core/cpu_offload.py): the first N layers of each model chunk keep
+// their saved tensors in host memory between forward and backward; the layer whose tensors are
+// brought back needs them on the GPU (counted with the working memory).
 // Working memory at the peak (transient, on top of the held activations): the backward of one
 // layer allocates the gradients of its MLP / MoE block's saved tensors before it frees them
 // (the same bytes as those tensors), plus a full-recompute layer's rebuilt activations; without
@@ -84,6 +88,7 @@ void check(const ModelSpec& m, const ParallelConfig& p, const MemoryOptions& o) 
   need(o.optimizer_offload_fraction >= 0 && o.optimizer_offload_fraction <= 1,
        "optimizer_offload_fraction must be in [0, 1]");
   need(o.moe_token_factor >= 1, "moe_token_factor must be >= 1");
+  need(o.cpu_offload_layers >= 0, "cpu_offload_layers must be >= 0");
   if (is_moe(m)) {
     need(m.moe.experts % p.ep == 0, "ep (" + std::to_string(p.ep) + ") must divide experts (" +
                                         std::to_string(m.moe.experts) + ")");
@@ -271,6 +276,8 @@ MemoryBreakdown estimate_memory_stage(const ModelSpec& m, const ParallelConfig& 
       if (static_cast<int>(k) < full_layers) {
         chunk_bytes += layer_input;
         work += stored;
+      } else if (static_cast<int>(k) < o.cpu_offload_layers) {
+        work += stored;  // in host memory; the layer being copied back needs its bytes
       } else {
         chunk_bytes += stored;
       }

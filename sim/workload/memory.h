@@ -77,6 +77,10 @@ struct MemoryOptions {
   // --- Activations ---
   // Fine-grained activation offloading (OffloadModule bits; 0 = off).
   unsigned offload_modules = 0;
+  // Layer-wise activation offloading (--cpu-offloading --cpu-offloading-num-layers N, weights
+  // not offloaded): the first N decoder layers of each model chunk keep their activations in
+  // host memory (Megatron-Bridge's Llama 3 70B FSDP recipes: N = 20-40 of 80).
+  int cpu_offload_layers = 0;
   CrossEntropyImpl cross_entropy = CrossEntropyImpl::kNative;
   // MoE: token copies the busiest EP rank receives / the balanced count. 1 = balanced routing
   // or a capacity factor of 1 with padding (buffers padded to capacity); a capacity factor c

@@ -44,7 +44,7 @@ TEST_CASE("framework.memory: recipe, dtypes, offload, loss, allocator") {
   CHECK(s.training->fw.memory.expandable_segments);
   s = parse_scenario(scenario(R"({"main_grads": "bf16", "exp_avg": "bf16", "exp_avg_sq": "fp8",
       "fp8_param_gather": true, "optimizer_offload_fraction": 0.5,
-      "offload_modules": ["core_attn", "attn_proj"], "cross_entropy": "te",
+      "offload_modules": ["core_attn", "attn_proj"], "cpu_offload_layers": 20, "cross_entropy": "te",
       "moe_token_factor": 1.25, "moe_permute_fusion": false, "expandable_segments": true})"),
                      "s.json", opts());
   const MemoryOptions& o = s.training->fw.memory;
@@ -55,6 +55,7 @@ TEST_CASE("framework.memory: recipe, dtypes, offload, loss, allocator") {
   CHECK(o.fp8_param_gather);
   CHECK(o.optimizer_offload_fraction == 0.5);
   CHECK(o.offload_modules == (kOffloadCoreAttn | kOffloadAttnProj));
+  CHECK(o.cpu_offload_layers == 20);
   CHECK(o.cross_entropy == CrossEntropyImpl::kTe);
   CHECK(o.moe_token_factor == 1.25);
   CHECK_FALSE(o.moe_permute_fusion);

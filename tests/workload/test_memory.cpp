@@ -483,3 +483,19 @@ TEST_CASE("fit suggestions: the cheapest single changes, each with its peak") {
   // A configuration that fits needs no change.
   CHECK(memory_fixes(m, p, 1LL << 40, o).empty());
 }
+
+TEST_CASE("layer-wise CPU activation offloading") {
+  // Llama 3 8B, one GPU, 8192 tokens: offloading 20 of the 32 layers keeps 12 layers'
+  // activations; the layer being brought back (139,392 B per token) joins the working memory,
+  // whose largest part was the loss (6 · 8192 · 128256).
+  const ModelSpec m = zoo("llama3-8b");
+  ParallelConfig p;
+  p.seq_len = 8192;
+  p.global_batch = 1;
+  MemoryOptions o;
+  o.cpu_offload_layers = 20;
+  const MemoryBreakdown r = estimate_memory(m, p, 1LL << 40, o);
+  const int64_t layer = 139'392LL * 8192;
+  CHECK(r.activations == 12 * layer);
+  CHECK(r.working == std::max<int64_t>(6LL * 8192 * 128256, layer + 6LL * 14336 * 8192));
+}
