@@ -13,8 +13,10 @@
 // All-to-all: one flow per ordered pair carrying S/n; all-to-allv: one flow per ordered pair
 //   carrying its matrix entry (pairs with no data make no flow). Send/recv: one flow.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 
 #include "coll/collective.h"
 #include "core/error.h"
@@ -72,20 +74,26 @@ double ring_volume(CollOp op, int n) {
 
 class Planner {
  public:
-  Planner(const Topology& topo, const CollectiveParams& p, CollectivePlan* plan, uint64_t seed)
-      : topo_(topo), p_(p), plan_(plan), rng_(Rng::stream(seed, "coll.ecmp")) {}
+  // `merge`: flows with the same route and size become one PlanFlow with a count (worth the
+  // lookup where routes repeat: ring channels, trees; not in an all-to-all, where every pair
+  // has its own route).
+  Planner(const Topology& topo, const CollectiveParams& p, CollectivePlan* plan, uint64_t seed,
+          bool merge)
+      : topo_(topo), p_(p), plan_(plan), rng_(Rng::stream(seed, "coll.ecmp")), merge_(merge) {
+    plan_->paths = PathTable(topo.links());
+  }
 
   // A GPU→GPU flow; NVLink-only flows are inflated by 1/eta (copy-kernel efficiency).
   void flow(int src, int dst, double bytes, double eta) {
-    Route r = topo_.route(src, dst, rng_.next_u64());
+    const Route r = topo_.route(src, dst, rng_.next_u64());
     if (topo_.domain_of(src) == topo_.domain_of(dst)) bytes /= eta;
-    plan_->flows.push_back(FlowSpec{std::move(r), bytes});
+    emit(r, bytes);
   }
   // A flow leaving src's domain through the NIC of `proxy` (same domain), PXN-style.
   void flow_via(int src, int proxy, int dst, double bytes) {
     Route r = topo_.route(proxy, dst, rng_.next_u64());
     if (src != proxy) r = concat(topo_.route(src, proxy, 0), r);
-    plan_->flows.push_back(FlowSpec{std::move(r), bytes});
+    emit(r, bytes);
   }
   void switch_flows(int gpu, double bytes) {
     Route up;
@@ -93,8 +101,8 @@ class Planner {
     up.latency = Time::from_ps(topo_.system().scale_up.hop_latency.ps() / 2);
     Route down = up;
     down.hops = {PathHop{topo_.switch_to_gpu(gpu), 1.0}};
-    plan_->flows.push_back(FlowSpec{up, bytes});
-    plan_->flows.push_back(FlowSpec{down, bytes});
+    emit(up, bytes);
+    emit(down, bytes);
   }
 
   void ring(CollOp op, double size, const Groups& g, const std::vector<int>& ranks) {
@@ -200,7 +208,7 @@ class Planner {
         inter = inter || topo_.domain_of(ranks[i]) != topo_.domain_of(ranks[j]);
       }
     }
-    plan_->steps_nvlink = plan_->flows.empty() ? 0 : 1;
+    plan_->steps_nvlink = plan_->flow_count == 0 ? 0 : 1;
     plan_->steps_net = inter ? 1 : 0;
   }
 
@@ -212,10 +220,45 @@ class Planner {
   }
 
  private:
+  void emit(const Route& r, double bytes) {
+    ++plan_->flow_count;
+    PathTable& t = plan_->paths;
+    t.split(r, &segs_);
+    if (!merge_) {
+      plan_->flows.push_back(PlanFlow{t.add_route(segs_, r.latency), 1, bytes});
+      return;
+    }
+    uint64_t h = std::bit_cast<uint64_t>(bytes) ^ static_cast<uint64_t>(r.latency.ps()) * 31;
+    for (uint32_t s : segs_)
+      h = (h ^ s) * 0x100000001b3ULL;
+    auto [it, fresh] = merged_.try_emplace(h, static_cast<uint32_t>(plan_->flows.size()));
+    for (uint32_t i = fresh ? PathTable::kNone : it->second; i != PathTable::kNone;
+         i = merge_next_[i]) {
+      PlanFlow& f = plan_->flows[i];
+      const auto other = t.route_segments(f.route);
+      if (f.bytes == bytes && t.route_latency(f.route) == r.latency &&
+          std::equal(other.begin(), other.end(), segs_.begin(), segs_.end())) {
+        ++f.count;
+        return;
+      }
+    }
+    const uint32_t id = static_cast<uint32_t>(plan_->flows.size());
+    plan_->flows.push_back(PlanFlow{t.add_route(segs_, r.latency), 1, bytes});
+    merge_next_.push_back(PathTable::kNone);
+    if (!fresh) {  // chain behind the first flow with this hash
+      merge_next_[id] = merge_next_[it->second];
+      merge_next_[it->second] = id;
+    }
+  }
+
   const Topology& topo_;
   const CollectiveParams& p_;
   CollectivePlan* plan_;
   Rng rng_;
+  bool merge_;
+  std::vector<uint32_t> segs_;
+  std::unordered_map<uint64_t, uint32_t> merged_;  // route hash → first plan flow with it
+  std::vector<uint32_t> merge_next_;               // next plan flow with the same hash
 };
 
 }  // namespace
@@ -257,7 +300,7 @@ CollectivePlan plan_collective(const Topology& topo, const CollectiveParams& par
   plan.algorithm = algorithm;
   if (ranks.size() < 2) return plan;
   const Groups g = group_by_domain(topo, ranks);
-  Planner p(topo, params, &plan, seed);
+  Planner p(topo, params, &plan, seed, algorithm != Algorithm::kDirect);
   const double s = size.as_double();
   switch (algorithm) {
     case Algorithm::kRing:
@@ -296,7 +339,7 @@ CollectivePlan plan_alltoallv(const Topology& topo, const CollectiveParams& para
   plan.op = CollOp::kAllToAll;
   plan.algorithm = Algorithm::kDirect;
   if (ranks.size() < 2) return plan;
-  Planner p(topo, params, &plan, seed);
+  Planner p(topo, params, &plan, seed, false);
   p.all_to_allv(ranks, bytes);
   return plan;
 }

@@ -82,7 +82,7 @@ double busbw_factor(CollOp op, int n) {
 
 Time pipelined_time(const CollectiveParams& params, const CollectivePlan& plan,
                     Time bandwidth_time) {
-  if (plan.flows.empty()) return Time::zero();
+  if (plan.flow_count == 0) return Time::zero();
   const double alpha_p = plan.steps_nvlink * params.nvlink_step_latency.seconds() +
                          plan.steps_net * params.net_step_latency.seconds();
   const double root = std::sqrt(bandwidth_time.seconds()) + std::sqrt(alpha_p);
@@ -101,9 +101,23 @@ void CollectiveRun::start(Simulator& sim, FlowNetwork& net, EventHandler* done, 
     sim.schedule_at(start_, this, 0);
     return;
   }
+  std::vector<uint32_t> seg_map, route_map(plan_.paths.routes(), PathTable::kNone);
+  PathTable& table = net.paths();
   for (size_t i = 0; i < plan_.flows.size(); ++i) {
-    net.start(plan_.flows[i].route, plan_.flows[i].bytes, this, i);
+    const PlanFlow& f = plan_.flows[i];
+    uint32_t& r = route_map[f.route];
+    if (r == PathTable::kNone) r = table.import_route(plan_.paths, f.route, &seg_map);
+    net.start_route(r, f.bytes, f.count, this, i);
   }
+  plan_.paths = PathTable();
+  plan_.flows = {};
+}
+
+double CollectivePlan::total_bytes() const {
+  double b = 0;
+  for (const PlanFlow& f : flows)
+    b += f.bytes * f.count;
+  return b;
 }
 
 void CollectiveRun::on_flow_done(Simulator& sim, uint64_t /*tag*/) {
@@ -144,7 +158,7 @@ CollectiveResult simulate_collective(const Topology& topo, const CollectiveParam
     r.ranks = static_cast<int>(ranks.size());
     r.time = sim.now() - run.started();
     r.bandwidth_time = run.bandwidth_time();
-    r.flows = run.plan().flows.size();
+    r.flows = run.plan().flow_count;
     const double t = r.time.seconds();
     r.algbw_gbps = t > 0 ? size.as_double() / t * 1e-9 : 0.0;
     r.busbw_gbps = r.algbw_gbps * busbw_factor(op, r.ranks);
@@ -206,7 +220,7 @@ AllToAllvResult simulate_alltoallv(const Topology& topo, const CollectiveParams&
   r.ranks = n;
   r.time = sim.now() - run.started();
   r.bandwidth_time = run.bandwidth_time();
-  r.flows = run.plan().flows.size();
+  r.flows = run.plan().flow_count;
   const double t = r.time.seconds();
   r.algbw_gbps = t > 0 ? r.size.as_double() / t * 1e-9 : 0.0;
   r.busbw_gbps = r.algbw_gbps * busbw_factor(CollOp::kAllToAll, n);

@@ -19,6 +19,7 @@
 
 #include "core/simulator.h"
 #include "net/flow_network.h"
+#include "net/path_table.h"
 #include "topo/topology.h"
 
 namespace fleetsim {
@@ -45,8 +46,11 @@ struct CollectiveParams {
   std::string source;  // where these numbers came from
 };
 
-struct FlowSpec {
-  Route route;
+// `count` identical flows of `bytes` each along route `route` of the plan's path table (flows
+// with the same route and size are one class: the network moves them as one).
+struct PlanFlow {
+  uint32_t route = 0;
+  uint32_t count = 1;
   double bytes = 0;
 };
 
@@ -54,9 +58,13 @@ struct FlowSpec {
 struct CollectivePlan {
   CollOp op = CollOp::kAllReduce;
   Algorithm algorithm = Algorithm::kRing;
-  std::vector<FlowSpec> flows;
+  PathTable paths;
+  std::vector<PlanFlow> flows;
+  size_t flow_count = 0;  // individual flows, Σ count (what NCCL would run)
   int steps_nvlink = 0;
   int steps_net = 0;
+  // Bytes over all flows.
+  double total_bytes() const;
 };
 
 struct CollectiveResult {
@@ -134,6 +142,8 @@ class CollectiveRun final : public FlowObserver, public EventHandler {
   void start(Simulator& sim, FlowNetwork& net, EventHandler* done, uint64_t tag);
   Time started() const { return start_; }
   Time bandwidth_time() const { return bw_time_; }
+  // The plan; its flows and routes are released once started (they live in the network then),
+  // its counts and pipeline depth stay.
   const CollectivePlan& plan() const { return plan_; }
   void on_flow_done(Simulator& sim, uint64_t tag) override;
   void on_event(Simulator& sim, uint64_t tag) override;

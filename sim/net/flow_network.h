@@ -2,18 +2,29 @@
 // (progressive filling, Bertsekas & Gallager §6.5), where a flow sprayed over parallel links with
 // weight w uses w × rate on each of them. Rates are re-solved incrementally, SimGrid-style: a
 // change (flows starting or ending) re-solves only the connected component of flows that share
-// links with the changed ones; flows elsewhere keep their rates and completion times.
+// links with the changed ones; flows elsewhere keep their rates and completion times, which wait
+// in a heap.
+//
+// The solver works on classes, not hops. Routes are lists of interned segments (PathTable), and
+// a started "flow" may be a bundle of `count` identical flows (same route, same size, same start:
+// they get the same rate throughout and end together, so they are one class). Progressive
+// filling keeps, per segment, the number of unfrozen flows through it; per link, the segments
+// through it: when a link saturates every unfrozen flow of every segment on it freezes, and the
+// capacity and weight updates are applied once per segment, not once per (flow, hop). Flows of
+// unequal size stay separate and exact (an all-to-allv keeps every pair's bytes).
 //
 // Starts at the same simulated instant are coalesced into one solve. A flow's observer is told
 // when its last byte arrives: transmission end plus the route's one-way latency.
-// Complexity per solve: O(levels × links in component + incidences in component).
+// Complexity per solve: O(flows × segments per flow + segment hops + levels × links) over the
+// component. Memory: ~64 bytes per flow bundle plus ~4 bytes per (flow, segment); segments are
+// shared.
 #pragma once
 
 #include <cstdint>
-#include <queue>
 #include <vector>
 
 #include "core/simulator.h"
+#include "net/path_table.h"
 #include "topo/topology.h"
 
 namespace fleetsim {
@@ -30,11 +41,22 @@ class FlowNetwork final : public EventHandler {
  public:
   FlowNetwork(Simulator& sim, const std::vector<Link>& links);
 
+  // The network's route table: route ids passed to start_route() are ids in it.
+  PathTable& paths() { return paths_; }
+
   // Starts a flow of `bytes` along `route` now; `observer->on_flow_done(sim, tag)` fires when
   // it has been delivered. Returns the flow id.
-  uint32_t start(const Route& route, double bytes, FlowObserver* observer, uint64_t tag);
+  uint32_t start(const Route& route, double bytes, FlowObserver* observer, uint64_t tag) {
+    return start_route(paths_.add_route(route), bytes, 1, observer, tag);
+  }
+  // Starts `count` identical flows of `bytes` each along paths() route `route`; the observer is
+  // told once, when all of them have been delivered (they progress in lockstep).
+  uint32_t start_route(uint32_t route, double bytes, uint32_t count, FlowObserver* observer,
+                       uint64_t tag);
 
+  // Flow bundles still transmitting.
   size_t active_flows() const { return active_count_; }
+  // Rate of each flow of bundle `flow`, bytes/s.
   double rate(uint32_t flow) const { return flows_[flow].rate; }
   // Bytes carried per link so far (weights applied), for utilisation reports.
   const std::vector<double>& link_bytes() const { return link_bytes_; }
@@ -43,22 +65,23 @@ class FlowNetwork final : public EventHandler {
   // allocated (it is the bottleneck of at least one flow), the USE view's "saturation".
   Time saturated_time(uint32_t link) const;
   uint64_t solves() const { return solves_; }
+  // Heap bytes held (flows, segment lists, route table, heap), for benchmarks.
+  size_t memory_bytes() const;
 
   void on_event(Simulator& sim, uint64_t tag) override;
 
  private:
   struct Flow {
-    std::vector<PathHop> hops;
-    std::vector<uint32_t> pos;  // position of this flow in flows_on_link_[hop.link]
-    double remaining = 0;       // bytes left at last_update
-    double rate = 0;            // bytes/s
-    Time last_update;
-    Time latency;
-    uint32_t version = 0;
+    double remaining = 0;  // bytes left per flow at last_update_ps
+    double rate = 0;       // bytes/s per flow; −1 while unfrozen during a solve
+    int64_t last_update_ps = 0;
     FlowObserver* observer = nullptr;
     uint64_t tag = 0;
-    bool active = false;
+    uint32_t route = 0;
+    uint32_t count = 1;
+    uint32_t version = 0;
     uint32_t stamp = 0;
+    bool active = false;
   };
   struct Completion {
     int64_t time_ps;
@@ -68,34 +91,57 @@ class FlowNetwork final : public EventHandler {
       return time_ps > o.time_ps || (time_ps == o.time_ps && flow > o.flow);
     }
   };
+  struct SegUse {
+    uint32_t seg;
+    double weight;
+  };
 
+  void register_segments();
+  void mark_dirty(uint32_t seg);
   void request_solve();
   void solve();
-  void settle(Flow& f, Time now);
+  void collect_component(uint32_t stamp);
+  void fill(uint32_t stamp);
+  void settle(Flow& f, int64_t now_ps);
+  void flush_moved();
+  void compact(uint32_t seg);
   void finish(uint32_t id);
+  void deliver(FlowObserver* observer, uint64_t tag, Time at);
+  void push_completion(const Completion& c);
   void schedule_next_completion();
+  void set_saturated(uint32_t link, bool saturated, int64_t now);
 
   Simulator& sim_;
+  PathTable paths_;
+  size_t registered_segs_ = 0;
+  // Per link.
   std::vector<double> capacity_;
   std::vector<double> link_bytes_;
-  std::vector<std::vector<uint32_t>> flows_on_link_;
-  std::vector<Flow> flows_;
-  std::vector<uint32_t> free_ids_;
-  std::vector<uint32_t> dirty_;
-  size_t active_count_ = 0;
-  bool solve_pending_ = false;
-  EventId completion_event_;
-  Time completion_at_ = Time::infinite();
-  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
-  // Scratch space for solves, indexed by link id / reused across solves.
+  std::vector<std::vector<SegUse>> link_segs_;
   std::vector<double> rem_cap_, weight_sum_;
   std::vector<uint32_t> link_stamp_;
   std::vector<int64_t> sat_since_;  // ps when the link became saturated, −1 if it is not
   std::vector<int64_t> sat_ps_;     // closed saturated intervals
-  void set_saturated(uint32_t link, bool saturated, int64_t now);
+  // Per segment.
+  std::vector<std::vector<uint32_t>> seg_flows_;  // flow ids, finished ones removed lazily
+  std::vector<uint32_t> seg_live_;                // entries of active flows
+  std::vector<uint32_t> seg_stamp_;
+  std::vector<uint8_t> seg_dirty_;
+  std::vector<double> seg_w_;      // unfrozen flows through the segment during a solve
+  std::vector<double> seg_delta_;  // flows frozen in the current filling level
+  std::vector<double> seg_moved_;  // bytes moved since the last flush (× count)
+  // Per flow.
+  std::vector<Flow> flows_;
+  size_t active_count_ = 0;
+  // Scratch, reused across solves.
+  std::vector<uint32_t> dirty_segs_, comp_links_, comp_segs_, comp_flows_, bottlenecks_;
+  std::vector<uint32_t> touched_, moved_segs_;
+  bool solve_pending_ = false;
+  EventId completion_event_;
+  Time completion_at_ = Time::infinite();
+  std::vector<Completion> completions_;  // min-heap by (time, flow)
   uint32_t stamp_ = 0;
   uint64_t solves_ = 0;
-  // Deliveries waiting out their route latency: (time, flow id).
   struct Delivery {
     FlowObserver* observer;
     uint64_t tag;

@@ -256,6 +256,7 @@ Route Topology::route(int src, int dst, uint64_t flow_hash) const {
   const std::vector<int> sn = nics_of_gpu(src), dn = nics_of_gpu(dst);
   const size_t k = std::min(sn.size(), dn.size());
   const double w = 1.0 / static_cast<double>(k);
+  r.hops.reserve(k * (4 + 4 * static_cast<size_t>(planes_)));  // at most 4 fabric hops per plane
   for (size_t i = 0; i < k; ++i) {
     r.hops.push_back(PathHop{gpu_nic_up_[src * nic_links_per_gpu_ + i], w});
     append_fabric_hops(sn[i], dn[i], flow_hash + i, w, &r);
