@@ -46,11 +46,11 @@ const char* to_string(Routing r) {
 }
 
 uint32_t Topology::add_vertex(VertexKind kind) {
+  // Vertices of one kind are added consecutively: the index continues the previous vertex's run
+  // (O(1); counting back over the run made building a 131,072-GPU topology quadratic).
+  const bool continues = !vertex_kind_.empty() && vertex_kind_.back() == kind;
+  vertex_index_.push_back(continues ? vertex_index_.back() + 1 : 0);
   vertex_kind_.push_back(kind);
-  int idx = 0;
-  for (auto it = vertex_kind_.rbegin() + 1; it != vertex_kind_.rend() && *it == kind; ++it)
-    ++idx;
-  vertex_index_.push_back(idx);
   return static_cast<uint32_t>(vertex_kind_.size() - 1);
 }
 
