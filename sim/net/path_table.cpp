@@ -50,7 +50,9 @@ PathTable::PathTable(const std::vector<Link>& links) {
   single_.assign(links.size(), kNone);
 }
 
-uint32_t PathTable::segment(std::span<const PathHop> hops) { return intern(hops, 0); }
+uint32_t PathTable::segment(std::span<const PathHop> hops) {
+  return intern(hops, 0);
+}
 
 // Interns the segment whose hops are `hops` rotated left by `shift`.
 uint32_t PathTable::intern(std::span<const PathHop> hops, size_t shift) {
@@ -90,11 +92,22 @@ uint32_t PathTable::intern(std::span<const PathHop> hops, size_t shift) {
 // starts. Rates depend on the multiset of hops alone, so the run is stored rotated to start at
 // its smallest link id: every rotation of the same planes is one segment.
 uint32_t PathTable::fabric_segment(std::span<const PathHop> run) {
+  // Fast path: the last run with the same first and last hop and length (an all-to-all asks for
+  // the same leaf pair's planes thousands of times in a row) is checked hop by hop.
+  const uint64_t key = (static_cast<uint64_t>(run.front().link) << 32) ^ run.back().link ^
+                       (static_cast<uint64_t>(run.size()) << 56);
+  const size_t slot = static_cast<size_t>((key * 0x9e3779b97f4a7c15ULL) >> 52);  // 4,096 slots
+  if (recent_.empty()) recent_.assign(4096, Recent{});
+  Recent& r = recent_[slot];
+  if (r.key == key && r.seg != kNone && same_rotated(segment_hops(r.seg), run, r.shift))
+    return r.seg;
   size_t lo = 0;
   for (size_t i = 1; i < run.size(); ++i) {
     if (run[i].link < run[lo].link) lo = i;
   }
-  return intern(run, lo);
+  const uint32_t seg = intern(run, lo);
+  r = Recent{key, seg, lo};
+  return seg;
 }
 
 void PathTable::split(const Route& route, std::vector<uint32_t>* segments) {

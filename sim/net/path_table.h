@@ -1,10 +1,10 @@
 // Routes stored once and shared: a route is a short list of interned *segments*, each a list of
 // (link, weight) hops. Every hop that is not a switch-to-switch fabric link (NVLink, PCIe / C2C,
 // NIC ↔ leaf) is a segment of its own; a maximal run of fabric hops (the leaf → spine (→ core)
-// → leaf planes a flow is hashed or sprayed over) is one segment, stored in a canonical rotation. A GPU's own links are then
-// shared by every flow it sends or receives, and the up-to-128-hop sprayed middle of an EFA route
-// by every flow between the same two leaves, so an all-to-all over n GPUs holds O(n) segments of
-// hops and ~5 segment ids per flow instead of ~70 hops per flow.
+// → leaf planes a flow is hashed or sprayed over) is one segment, stored in a canonical rotation. A
+// GPU's own links are then shared by every flow it sends or receives, and the up-to-128-hop sprayed
+// middle of an EFA route by every flow between the same two leaves, so an all-to-all over n GPUs
+// holds O(n) segments of hops and ~5 segment ids per flow instead of ~70 hops per flow.
 //
 // Max-min rates depend only on the multiset of (link, weight) a flow uses, so splitting a route
 // into segments changes no rate. Segments are interned by content (hash lookup; single-hop,
@@ -70,6 +70,12 @@ class PathTable {
   std::vector<uint32_t> route_segs_;
   std::vector<uint32_t> route_first_{0};  // one entry more than there are routes
   std::vector<int64_t> route_latency_ps_;
+  struct Recent {
+    uint64_t key = 0;
+    uint32_t seg = kNone;
+    size_t shift = 0;
+  };
+  std::vector<Recent> recent_;  // fabric runs looked up lately, by (first, last hop, length)
 };
 
 }  // namespace fleetsim
