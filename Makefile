@@ -54,6 +54,7 @@ bench: build
 	./build/release/tests/bench/fleetsim_bench_step
 	./build/release/tests/bench/fleetsim_bench_sweep
 	./build/release/tests/bench/fleetsim_bench_run
+	./build/release/tests/bench/fleetsim_bench_scale build/release/fleetsim
 	@if [ -d build/release/python/fleetsim ]; then /usr/bin/python3 tests/bench/bench_python_sweep.py build/release; fi
 
 # Reference measurements live in validation/ and calibration/sources/ (validation/README.md);

@@ -103,20 +103,24 @@ int run_row(const std::string& fleetsim, const Row& row, const std::string& tmp)
       // The step time of a training run; the last size's row of a collective table.
       const std::string s = buf;
       const size_t digit = s.find_first_not_of(' ');
-      if (s.rfind("step time", 0) == 0 ||
-          (digit != std::string::npos && digit > 0 && std::isdigit(s[digit])))
+      if (s.rfind("step time", 0) == 0) {
         last = s;
+        break;
+      }
+      if (digit != std::string::npos && digit > 0 && std::isdigit(s[digit])) last = s;
     }
     std::fclose(l);
   }
   while (!last.empty() && (last.back() == '\n' || last.back() == ' '))
     last.pop_back();
+  // Exit 2 is a refusal of the input (a work limit): reported, not a benchmark failure.
   const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  const bool refused = WIFEXITED(status) && WEXITSTATUS(status) == 2;
   std::printf("%-12s %-78s %7.2f s CPU %7.2f s wall %6ld MiB peak RSS%s\n             %s\n",
-              row.name, row.what, cpu, wall, u.ru_maxrss / 1024, ok ? "" : "  FAILED",
-              last.c_str());
+              row.name, row.what, cpu, wall, u.ru_maxrss / 1024,
+              ok ? "" : (refused ? "  REFUSED (exit 2)" : "  FAILED"), last.c_str());
   std::fflush(stdout);
-  return ok ? 0 : 1;
+  return ok || refused ? 0 : 1;
 }
 
 }  // namespace
