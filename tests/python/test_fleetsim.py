@@ -1,6 +1,7 @@
 """The Python module against the CLI: same JSON byte for byte, same sweep rows, errors as
 fleetsim.InputError with file and JSON pointer, the GIL released while simulating."""
 import json
+import sys
 import threading
 import time
 
@@ -146,15 +147,22 @@ def test_gil_released_while_simulating():
             result["rep"] = fleetsim.run(QUICKSTART)
         done.set()
 
-    t0 = time.perf_counter()
-    th = threading.Thread(target=work)
-    th.start()
-    ticks = 0
-    while not done.is_set():
-        ticks += 1
-        time.sleep(0.001)
-    th.join()
-    elapsed = time.perf_counter() - t0
+    # A switch interval far longer than the simulations: a thread that held the GIL through
+    # them would keep it until they end (the waiting thread asks for it only after the interval),
+    # so the loop below would tick once or twice; released, it ticks every millisecond.
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(30.0)
+    try:
+        t0 = time.perf_counter()
+        th = threading.Thread(target=work)
+        th.start()
+        ticks = 0
+        while not done.is_set():
+            ticks += 1
+            time.sleep(0.001)
+        th.join()
+        elapsed = time.perf_counter() - t0
+    finally:
+        sys.setswitchinterval(switch)
     assert result["rep"]["step_time_s"] > 0
-    # With the GIL held for the whole simulation the loop could not tick until it ended.
     assert ticks >= 5, (ticks, elapsed)
