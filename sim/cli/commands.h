@@ -98,6 +98,13 @@ struct ImportTraceCli {
 };
 int cmd_calibrate_import_trace(const ImportTraceCli& o);
 
+struct ModelImportCli {
+  std::string config;  // a Hugging Face config.json
+  std::string name;    // "" = from the file name
+  std::string out;     // "" = stdout
+};
+int cmd_model_import(const ModelImportCli& o);
+
 struct SweepCli {
   std::string file, out, shard = "0/1", progress = "auto", emit_slurm, partition, time_limit;
   int jobs = 1, shards = 4, max_gpus = LoadOptions{}.max_gpus;

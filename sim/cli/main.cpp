@@ -1,7 +1,7 @@
-// The fleetsim command: run, memory, validate, import, topo, calibrate, sweep, merge, plan. Exit
-// codes: 0 ok, 2 bad input, 1 internal error. The subcommands live in cmd_*.cpp (commands.h); this
-// file holds their options, the only place that includes CLI11 (a few seconds of compile time per
-// file that does).
+// The fleetsim command: run, memory, validate, import, topo, calibrate, sweep, merge, plan, model.
+// Exit codes: 0 ok, 2 bad input, 1 internal error. The subcommands live in cmd_*.cpp (commands.h);
+// this file holds their options, the only place that includes CLI11 (a few seconds of compile time
+// per file that does).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <functional>
@@ -195,6 +195,17 @@ Command add_merge(CLI::App& app, MergeCli& o) {
   return {merge, [&o] { return cmd_merge(o); }};
 }
 
+Command add_model(CLI::App& app, ModelImportCli& o) {
+  auto* model = app.add_subcommand("model", "Model definitions");
+  model->require_subcommand(1);
+  auto* imp = model->add_subcommand(
+      "import", "Map a Hugging Face config.json onto a fleetsim model (zoo JSON with origins)");
+  imp->add_option("config", o.config, "Hugging Face config.json")->required();
+  imp->add_option("--name", o.name, "Model id (default: the file or folder name)");
+  imp->add_option("--out", o.out, "Write the model JSON here (default stdout)");
+  return {imp, [&o] { return cmd_model_import(o); }};
+}
+
 Command add_plan(CLI::App& app, PlanCli& o) {
   auto* plan = app.add_subcommand(
       "plan", "Size a Flexible Training Plan: instance type x count x parallelism search");
@@ -224,6 +235,7 @@ int main(int argc, char** argv) {
   SweepCli sweep;
   MergeCli merge;
   PlanCli plan;
+  ModelImportCli model;
   const std::vector<Command> commands = {add_run(app, run),
                                          add_memory(app, memory),
                                          add_validate(app, validate),
@@ -233,7 +245,8 @@ int main(int argc, char** argv) {
                                          add_import_trace(app, import_trace),
                                          add_sweep(app, sweep, argv[0]),
                                          add_merge(app, merge),
-                                         add_plan(app, plan)};
+                                         add_plan(app, plan),
+                                         add_model(app, model)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -8,7 +8,7 @@
 //   moe?{experts, shared_experts, top_k, expert_ffn, shared_expert_ffn, first_k_dense,
 //        layer_freq},
 //   mtp_layers, published_total_params?, published_active_params?,
-//   unmodelled[{feature, impact "none"|"small"|"material", note}], notes?
+//   unmodelled[{feature, impact "none"|"small"|"material", note}], origin?{field: text}, notes?
 #include "scenario/model_loader.h"
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "scenario/hf_config.h"
 #include "scenario/json_reader.h"
 #include "scenario/scenario.h"
 
@@ -47,6 +48,7 @@ const std::vector<std::string> kModelKeys = {"id",
                                              "published_total_params",
                                              "published_active_params",
                                              "unmodelled",
+                                             "origin",
                                              "notes"};
 const std::vector<std::string> kAttentionKeys = {
     "kind",       "heads",          "kv_heads",     "head_dim",         "qkv_bias",
@@ -147,6 +149,17 @@ MoeSpec read_moe(const Obj& o, int layers) {
   return s;
 }
 
+// "origin": where each field came from (written by `fleetsim model import`), strings only.
+void check_origin(const Obj& root) {
+  const json& o = root.get("origin");
+  if (!o.is_object()) root.fail(root.at("origin"), "expected an object of strings");
+  for (const auto& [k, v] : o.items()) {
+    if (!v.is_string())
+      root.fail(root.at("origin") + "/" + escape_pointer_token(k),
+                std::string("expected a string, got ") + type_name(v));
+  }
+}
+
 std::string impact_of(const Obj& u) {
   return u.choice("impact", {"none", "small", "material"});
 }
@@ -181,6 +194,7 @@ ModelSpec parse_model_text(const std::string& json_text, const std::string& file
   if (!m.sources.empty()) m.source = m.sources.front();
   if (root.has("aliases")) m.aliases = string_list(root, "aliases");
   if (root.has("notes")) root.str("notes");
+  if (root.has("origin")) check_origin(root);
 
   m.layers = static_cast<int>(root.integer("layers", 1, 100000));
   m.hidden = root.integer("hidden", 1, kMaxWidth);
@@ -249,7 +263,12 @@ ModelSpec load_model(const std::string& name_or_path, const std::string& data_di
   const bool is_path =
       name_or_path.find('/') != std::string::npos ||
       (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0);
-  if (is_path) return parse_model_text(read_file(name_or_path), name_or_path, "");
+  if (is_path) {
+    const std::string text = read_file(name_or_path);
+    // A Hugging Face config.json (it has "model_type") is mapped by hf_config.cpp.
+    if (is_hf_config(text, name_or_path)) return import_hf_config(text, name_or_path, "").model;
+    return parse_model_text(text, name_or_path, "");
+  }
 
   const auto dir = std::filesystem::path(data_dir) / "workloads" / "models";
   const auto ids = known_models(data_dir);

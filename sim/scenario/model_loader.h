@@ -14,7 +14,8 @@
 namespace fleetsim {
 
 // By canonical id ("llama3.1-405b"), by alias (case-insensitive, ignoring '-', '_', '.', ' ':
-// "LLAMA3.1_405B"), or by path to a JSON file (anything containing '/' or ending in ".json").
+// "LLAMA3.1_405B"), or by path to a JSON file (anything containing '/' or ending in ".json"):
+// a model JSON, or a Hugging Face config.json (a file with "model_type"; scenario/hf_config.h).
 // `data_dir` holds workloads/models/. Unknown names: InputError listing the closest known ids.
 ModelSpec load_model(const std::string& name_or_path, const std::string& data_dir);
 

@@ -60,7 +60,8 @@ void read_model(const Obj& w, const std::string& data_dir, TrainingWorkload* out
     try {
       t.model = load_model(t.model_ref, data_dir);
     } catch (const InputError& e) {
-      throw InputError(w.file(), w.at("model"), e.message());
+      // An error inside a model file (a zoo JSON or a config.json) keeps its file and pointer.
+      throw InputError(w.file(), w.at("model"), e.file().empty() ? e.message() : e.what());
     }
   } else if (mj.is_object()) {
     t.model_ref = "inline";

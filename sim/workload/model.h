@@ -104,6 +104,9 @@ struct ModelSpec {
   double published_active_params = 0;
   std::vector<UnmodelledFeature> unmodelled;
   std::string file;  // where it was read from ("" for inline definitions)
+  // For a model imported from a Hugging Face config.json: "FILE:/num_local_experts", the key
+  // that set moe.experts (named by errors about the expert count); "" otherwise.
+  std::string experts_field;
 };
 
 bool is_moe(const ModelSpec& m);

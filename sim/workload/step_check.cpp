@@ -76,7 +76,8 @@ void check_parallel_config(const ModelSpec& m, const ParallelConfig& p, int worl
     }
     if (m.moe.experts % p.ep != 0)
       fail(par + "/ep", "ep = " + std::to_string(p.ep) + " must divide the model's " +
-                            std::to_string(m.moe.experts) + " experts");
+                            std::to_string(m.moe.experts) + " experts" +
+                            (m.experts_field.empty() ? "" : " (" + m.experts_field + ")"));
   } else if (p.ep > 1) {
     fail(par + "/ep", "ep > 1 needs a mixture-of-experts model");
   }

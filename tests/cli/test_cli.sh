@@ -101,5 +101,39 @@ check topo-dot 0 "$bin" topo show p6e-gb200-ultraserver-72 --dot
 check topo-unknown 2 "$bin" topo show p7.48xlarge
 printf 'a,b\n"unterminated,1\n' >"$tmp/bad.csv"
 check validate-bad-csv 2 "$bin" validate --reference "$tmp/bad.csv"
+# fleetsim model import: every Hugging Face config.json fixture maps (exit 0) and reloads as a
+# zoo JSON; a scenario may name a config.json as its model; bad configs exit 2 naming the key.
+for f in tests/scenario/hf_configs/*.json; do
+  n=$(basename "$f" .json)
+  check "model-import-$n" 0 "$bin" model import "$f" --out "$tmp/imp-$n.json"
+  if grep -q '"origin"' "$tmp/imp-$n.json"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL model-import-$n: no origin"; fi
+done
+check model-import-stdout 0 "$bin" model import tests/scenario/hf_configs/mixtral-8x7b.json --name mx
+if /usr/bin/python3 -c "import json,sys; m=json.load(open(sys.argv[1])); assert m['id']=='mx' and m['moe']['experts']==8 and m['origin']['/moe/experts']=='config.json:/num_local_experts = 8'" "$tmp/out"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL model-import-stdout"; cat "$tmp/out"; fi
+hf_scenario() {  # file, model path, ep
+  printf '{"name": "hf", "cluster": {"system": "p5.48xlarge", "count": 1}, "workload": {"type": "training", "model": "%s", "parallelism": {"tp": 1, "ep": %s}, "batch": {"global": 8, "seq_len": 2048}, "precision": "bf16"}}' "$2" "$3" >"$1"
+}
+mini='{"model_type": "mixtral", "num_hidden_layers": 2, "hidden_size": 256, "intermediate_size": 512, "num_attention_heads": 4, "num_key_value_heads": 2, "num_local_experts": 6, "num_experts_per_tok": 2, "vocab_size": 1000, "max_position_embeddings": 4096'
+printf '%s}' "$mini" >"$tmp/mini-moe.json"
+hf_scenario "$tmp/hf-run.json" "$tmp/mini-moe.json" 2
+check run-hf-config 0 "$bin" run "$tmp/hf-run.json" --out "$tmp/hfrun"
+hf_scenario "$tmp/hf-run-zoo.json" tests/scenario/hf_configs/llama3-8b.json 1
+check run-hf-config-llama 0 "$bin" run "$tmp/hf-run-zoo.json" --out "$tmp/hfrun2"
+hf_scenario "$tmp/hf-ep4.json" "$tmp/mini-moe.json" 4
+check hf-experts-not-divisible-by-ep 2 "$bin" run "$tmp/hf-ep4.json"
+if grep -q "hf-ep4.json:/workload/parallelism/ep: ep = 4 must divide the model's 6 experts ($tmp/mini-moe.json:/num_local_experts)" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL hf-ep message"; cat "$tmp/err"; fi
+hf_bad() {  # name, json body, expected message
+  printf '%s' "$2" >"$tmp/$1.json"
+  check "hf-$1" 2 "$bin" model import "$tmp/$1.json"
+  if grep -qF "$tmp/$1.json:$3" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL hf-$1 message"; cat "$tmp/err"; fi
+  hf_scenario "$tmp/$1-scn.json" "$tmp/$1.json" 1
+  check "hf-$1-run" 2 "$bin" run "$tmp/$1-scn.json"
+  if grep -qF "$1-scn.json:/workload/model: $tmp/$1.json:$3" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL hf-$1-run message"; cat "$tmp/err"; fi
+}
+hf_bad unknown-type '{"model_type": "falcon", "hidden_size": 64}' "/model_type: unknown model_type 'falcon'"
+hf_bad no-hidden '{"model_type": "llama", "num_hidden_layers": 2, "vocab_size": 100, "max_position_embeddings": 64}' "/hidden_size: missing required key 'hidden_size'"
+hf_bad negative-layers '{"model_type": "llama", "num_hidden_layers": -2, "hidden_size": 64}' "/num_hidden_layers: expected an integer in [1, 100000], got -2"
+hf_bad unknown-key "${mini}, \"moe_layer_period\": 2}" "/moe_layer_period: key not understood"
+hf_bad mamba '{"model_type": "nemotron_h", "hidden_size": 64}' "/model_type: 'nemotron_h': Nemotron-H"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

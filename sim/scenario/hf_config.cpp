@@ -1,0 +1,444 @@
+// Hugging Face config.json -> ModelSpec (see hf_config.h). The mapping of each family follows
+// its transformers modeling code (modeling_<model_type>.py): which matrices a layer has, which
+// of them carry biases, which layers are MoE. docs/models.md tabulates it.
+#include "scenario/hf_config.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "scenario/hf_reader.h"
+#include "scenario/json_reader.h"
+#include "scenario/model_loader.h"
+
+namespace fleetsim {
+namespace {
+
+using namespace jsonr;
+
+enum class Family {
+  kLlama,
+  kMistral,
+  kMixtral,
+  kQwen2,
+  kQwen2Moe,
+  kQwen3,
+  kQwen3Moe,
+  kDeepseek,
+  kGptOss,
+  kGpt2,
+  kNemotron
+};
+
+const std::map<std::string, Family> kFamilies = {
+    {"llama", Family::kLlama},          {"mistral", Family::kMistral},
+    {"mixtral", Family::kMixtral},      {"qwen2", Family::kQwen2},
+    {"qwen2_moe", Family::kQwen2Moe},   {"qwen3", Family::kQwen3},
+    {"qwen3_moe", Family::kQwen3Moe},   {"deepseek_v2", Family::kDeepseek},
+    {"deepseek_v3", Family::kDeepseek}, {"kimi_k2", Family::kDeepseek},
+    {"gpt_oss", Family::kGptOss},       {"gpt2", Family::kGpt2},
+    {"nemotron", Family::kNemotron}};
+
+// model_types that name a published architecture fleetsim recognises but does not model yet.
+const std::map<std::string, std::string> kNotModelled = {
+    {"nemotron_h",
+     "Nemotron-H / Nemotron 3 hybrid (Mamba-2 + attention + MoE layers): Mamba-2 layers are not "
+     "modelled"},
+    {"qwen3_next", "Qwen3-Next (Gated DeltaNet linear-attention layers): not modelled"},
+    {"deepseek_v32", "DeepSeek-V3.2 sparse attention (indexer + top-k): not modelled"},
+    {"mamba2", "Mamba-2 layers are not modelled"},
+    {"jamba", "Jamba (Mamba + attention + MoE layers): Mamba layers are not modelled"},
+    {"llama4",
+     "Llama 4's nested text_config / vision tower is not read by the importer; use the zoo's "
+     "llama4-scout or llama4-maverick"}};
+
+std::string family_class(const std::string& model_type) {
+  static const std::map<std::string, std::string> names = {
+      {"llama", "LlamaConfig"},
+      {"mistral", "MistralConfig"},
+      {"mixtral", "MixtralConfig"},
+      {"qwen2", "Qwen2Config"},
+      {"qwen2_moe", "Qwen2MoeConfig"},
+      {"qwen3", "Qwen3Config"},
+      {"qwen3_moe", "Qwen3MoeConfig"},
+      {"deepseek_v2", "DeepseekV2Config"},
+      {"deepseek_v3", "DeepseekV3Config"},
+      {"kimi_k2", "DeepseekV3Config (Kimi K2)"},
+      {"gpt_oss", "GptOssConfig"},
+      {"gpt2", "GPT2Config"},
+      {"nemotron", "NemotronConfig"}};
+  return names.at(model_type);
+}
+
+std::string default_name(const std::string& file) {
+  const std::filesystem::path p(file);
+  std::string stem = p.stem().string();
+  if (stem == "config" && p.has_parent_path()) {
+    const std::string dir = p.parent_path().filename().string();
+    if (!dir.empty() && dir != "." && dir != "..") stem = dir;
+  }
+  return stem.empty() ? "imported" : stem;
+}
+
+// Windowed layers from the per-layer `layer_types` list: the shortest period p whose first w
+// entries are "sliding_attention" and the rest "full_attention" (fleetsim's window_pattern /
+// window_layers). Other patterns, and linear-attention layers, are input errors.
+void read_layer_types(HfReader& r, ModelSpec& m, int window) {
+  const std::vector<std::string> types = r.string_list("layer_types");
+  const std::string ptr = "/layer_types";
+  if (static_cast<int>(types.size()) != m.layers) {
+    r.fail(ptr, "expected one entry per layer (" + std::to_string(m.layers) + "), got " +
+                    std::to_string(types.size()));
+  }
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (types[i] == "linear_attention")
+      r.fail(ptr + "/" + std::to_string(i),
+             "linear-attention (Gated DeltaNet) layers are not modelled by fleetsim");
+    if (types[i] != "full_attention" && types[i] != "sliding_attention")
+      r.fail(ptr + "/" + std::to_string(i),
+             "expected 'full_attention' or 'sliding_attention', got '" + types[i] + "'");
+  }
+  const auto windowed = [&](int i) { return types[i] == "sliding_attention"; };
+  if (std::none_of(types.begin(), types.end(),
+                   [](const std::string& t) { return t == "sliding_attention"; }))
+    return;
+  if (window <= 0) r.fail("/sliding_window", "layer_types has sliding layers: expected a window");
+  for (int p = 1; p <= m.layers; ++p) {
+    int w = 0;
+    while (w < p && windowed(w))
+      ++w;
+    bool ok = w > 0;
+    for (int i = 0; ok && i < m.layers; ++i)
+      ok = windowed(i) == (i % p < w);
+    if (!ok) continue;
+    m.attention.sliding_window = window;
+    m.attention.window_kind = WindowKind::kSliding;
+    m.attention.window_pattern = p;
+    m.attention.window_layers = w;
+    r.note("/attention/window_pattern", "periodic layer_types: " + std::to_string(w) +
+                                            " sliding of every " + std::to_string(p) + " layers");
+    return;
+  }
+  r.fail(ptr,
+         "the sliding / full pattern is not periodic with the sliding layers first in "
+         "each period; fleetsim cannot express it");
+}
+
+// Sliding windows: mistral / mixtral `sliding_window` (every layer), qwen's
+// `use_sliding_window`, and per-layer `layer_types`.
+void read_window(HfReader& r, ModelSpec& m, Family f) {
+  int window = 0;
+  if (!r.present("sliding_window")) r.ignore("sliding_window");  // null: no window
+  if (r.present("sliding_window"))
+    window = static_cast<int>(
+        r.integer("sliding_window", 1, int64_t{1} << 30, "/attention/sliding_window"));
+  const bool qwen = f == Family::kQwen2 || f == Family::kQwen2Moe || f == Family::kQwen3 ||
+                    f == Family::kQwen3Moe;
+  if (qwen) {
+    const bool use = r.boolean_or("use_sliding_window", false, "");
+    if (use) {
+      r.fail("/use_sliding_window",
+             "Qwen's sliding window on the layers above max_window_layers is not modelled");
+    }
+    r.ignore("max_window_layers");
+    window = 0;  // inactive without use_sliding_window (modeling_qwen*.py)
+  }
+  if (r.present("layer_types")) {
+    read_layer_types(r, m, window);
+    return;
+  }
+  if (window > 0 && window < m.max_seq_len) {
+    if (f != Family::kMistral && f != Family::kMixtral)
+      r.fail("/sliding_window", "a window on every layer is only read for mistral / mixtral");
+    m.attention.sliding_window = window;
+    m.attention.window_kind = WindowKind::kSliding;
+    m.attention.window_pattern = 1;
+    m.attention.window_layers = 1;
+    r.note("/attention/window_pattern", "every layer windowed (sliding_window)");
+  }
+}
+
+void read_gqa(HfReader& r, ModelSpec& m) {
+  AttentionSpec& a = m.attention;
+  a.kind = AttentionKind::kGqa;
+  a.heads = static_cast<int>(r.integer("num_attention_heads", 1, 4096, "/attention/heads"));
+  a.kv_heads =
+      r.present("num_key_value_heads")
+          ? static_cast<int>(r.integer("num_key_value_heads", 1, 4096, "/attention/kv_heads"))
+          : a.heads;
+  if (!r.present("num_key_value_heads"))
+    r.note("/attention/kv_heads", "num_key_value_heads absent: heads (multi-head attention)");
+  if (a.heads % a.kv_heads != 0) {
+    r.fail("/num_key_value_heads", "must divide num_attention_heads (" + std::to_string(a.heads) +
+                                       "), got " + std::to_string(a.kv_heads));
+  }
+  if (r.present("head_dim")) {
+    a.head_dim = static_cast<int>(r.integer("head_dim", 1, 4096, "/attention/head_dim"));
+  } else {
+    if (m.hidden % a.heads != 0)
+      r.fail("/hidden_size",
+             "head_dim absent and hidden_size is not a multiple of "
+             "num_attention_heads (" +
+                 std::to_string(a.heads) + ")");
+    a.head_dim = static_cast<int>(m.hidden / a.heads);
+    r.note("/attention/head_dim", "head_dim absent: hidden_size / num_attention_heads");
+  }
+}
+
+void read_mla(HfReader& r, ModelSpec& m) {
+  AttentionSpec& a = m.attention;
+  a.kind = AttentionKind::kMla;
+  a.heads = static_cast<int>(r.integer("num_attention_heads", 1, 4096, "/attention/heads"));
+  a.kv_heads = static_cast<int>(r.integer("num_key_value_heads", 1, 4096, "/attention/kv_heads"));
+  if (a.heads % a.kv_heads != 0) r.fail("/num_key_value_heads", "must divide num_attention_heads");
+  a.q_lora_rank =
+      r.present("q_lora_rank")
+          ? static_cast<int>(r.integer("q_lora_rank", 1, m.hidden, "/attention/q_lora_rank"))
+          : 0;
+  if (!r.present("q_lora_rank")) {
+    r.ignore("q_lora_rank");
+    r.note("/attention/q_lora_rank", "q_lora_rank null: q projected directly (0)");
+  }
+  a.kv_lora_rank =
+      static_cast<int>(r.integer("kv_lora_rank", 1, m.hidden, "/attention/kv_lora_rank"));
+  a.qk_nope_head_dim =
+      static_cast<int>(r.integer("qk_nope_head_dim", 1, 4096, "/attention/qk_nope_head_dim"));
+  a.qk_rope_head_dim =
+      static_cast<int>(r.integer("qk_rope_head_dim", 0, 4096, "/attention/qk_rope_head_dim"));
+  a.v_head_dim = static_cast<int>(r.integer("v_head_dim", 1, 4096, "/attention/v_head_dim"));
+  a.head_dim = a.v_head_dim;
+  r.note("/attention/head_dim", "MLA: the v head dim (v_head_dim)");
+  r.ignore("head_dim");  // newer DeepseekV3Config: qk_rope_head_dim, derived
+  if (r.boolean_or("attention_bias", false, ""))
+    r.fail("/attention_bias", "not supported with MLA");
+}
+
+MoeSpec read_moe_fields(HfReader& r, const char* experts_key, const char* ffn_key) {
+  MoeSpec s;
+  s.experts = static_cast<int>(r.integer(experts_key, 1, 1 << 16, "/moe/experts"));
+  s.top_k = static_cast<int>(r.integer("num_experts_per_tok", 1, s.experts, "/moe/top_k"));
+  s.expert_ffn = r.integer(ffn_key, 1, int64_t{1} << 24, "/moe/expert_ffn");
+  return s;
+}
+
+// Qwen's MoE layer rule: layer i is MoE unless in mlp_only_layers, when (i + 1) % step == 0.
+void read_qwen_moe(HfReader& r, ModelSpec& m, bool shared) {
+  m.moe = read_moe_fields(r, "num_experts", "moe_intermediate_size");
+  m.ffn = r.integer("intermediate_size", 1, int64_t{1} << 24, "/ffn");
+  m.moe.layer_freq =
+      static_cast<int>(r.present("decoder_sparse_step")
+                           ? r.integer("decoder_sparse_step", 1, m.layers, "/moe/layer_freq")
+                           : 1);
+  std::vector<int64_t> dense;
+  if (r.present("mlp_only_layers")) dense = r.int_list("mlp_only_layers", 0, m.layers - 1);
+  for (size_t i = 0; i < dense.size(); ++i) {
+    if (dense[i] != static_cast<int64_t>(i) || m.moe.layer_freq != 1)
+      r.fail("/mlp_only_layers",
+             "only a prefix 0, 1, ..., k-1 of dense layers (with "
+             "decoder_sparse_step 1) can be expressed");
+  }
+  m.moe.first_k_dense = static_cast<int>(dense.size());
+  r.note("/moe/first_k_dense", "length of mlp_only_layers");
+  if (shared) {
+    m.moe.shared_expert_ffn =
+        r.integer("shared_expert_intermediate_size", 0, int64_t{1} << 24, "/moe/shared_expert_ffn");
+    m.moe.shared_experts = m.moe.shared_expert_ffn > 0 ? 1 : 0;
+    r.note("/moe/shared_experts", "one shared expert when shared_expert_intermediate_size > 0");
+    m.unmodelled.push_back({"shared_expert_gate", "small",
+                            "sigmoid gate of the shared expert: one hidden x 1 matrix per layer"});
+  }
+}
+
+void read_deepseek_moe(HfReader& r, ModelSpec& m) {
+  m.moe = read_moe_fields(r, "n_routed_experts", "moe_intermediate_size");
+  m.ffn = r.integer("intermediate_size", 1, int64_t{1} << 24, "/ffn");
+  m.moe.shared_experts = static_cast<int>(
+      r.present("n_shared_experts") ? r.integer("n_shared_experts", 0, 64, "/moe/shared_experts")
+                                    : 0);
+  m.moe.shared_expert_ffn = m.moe.shared_experts > 0 ? m.moe.expert_ffn : 0;
+  r.note("/moe/shared_expert_ffn", "each shared expert is moe_intermediate_size wide");
+  m.moe.first_k_dense = static_cast<int>(
+      r.present("first_k_dense_replace")
+          ? r.integer("first_k_dense_replace", 0, m.layers - 1, "/moe/first_k_dense")
+          : 0);
+  if (r.present("moe_layer_freq") && r.integer("moe_layer_freq", 1, m.layers, "") != 1) {
+    r.fail("/moe_layer_freq",
+           "DeepSeek's every-k-th-layer rule (layer_idx % moe_layer_freq) "
+           "is only expressible for 1");
+  }
+  m.mtp_layers = static_cast<int>(r.present("num_nextn_predict_layers")
+                                      ? r.integer("num_nextn_predict_layers", 0, 16, "/mtp_layers")
+                                      : 0);
+  m.unmodelled.push_back({"router_scoring", "none",
+                          "DeepSeek routing (scoring_func, topk_method, n_group, topk_group, "
+                          "routed_scaling_factor): routing statistics are modelled in moe/"});
+}
+
+// Families with the Llama decoder layer: RMSNorm pre-norm, gated MLP (gate, up, down).
+void read_llama_like(HfReader& r, ModelSpec& m, Family f) {
+  m.mlp = MlpKind::kGated;
+  r.note("/mlp", "gated (gate_proj, up_proj, down_proj)");
+  r.note("/norm", "RMSNorm, pre-norm: input_layernorm and post_attention_layernorm");
+  r.ignore("hidden_act");
+  if (f == Family::kNemotron) {
+    m.mlp = MlpKind::kPlain;
+    m.norm = NormKind::kLayer;
+    r.note("/mlp", "NemotronMLP: up_proj, down_proj (relu2)");
+    r.note("/norm", "NemotronLayerNorm1P: weight and bias");
+  }
+  if (f == Family::kDeepseek) {
+    read_mla(r, m);
+    read_deepseek_moe(r, m);
+  } else {
+    read_gqa(r, m);
+  }
+  m.attention.qk_norm = f == Family::kQwen3 || f == Family::kQwen3Moe;
+  if (m.attention.qk_norm) r.note("/attention/qk_norm", "Qwen3 q_norm / k_norm on every layer");
+  const bool qwen2 = f == Family::kQwen2 || f == Family::kQwen2Moe;
+  if (f != Family::kDeepseek) {
+    const bool bias = r.boolean_or("attention_bias", qwen2, "/attention/qkv_bias");
+    m.attention.qkv_bias = bias;
+    if (qwen2) r.note("/attention/qkv_bias", "Qwen2Attention: q, k, v biases");
+    if (bias && !qwen2 && f != Family::kGptOss)
+      m.unmodelled.push_back({"o_proj_bias", "small", "attention_bias: hidden values per layer"});
+  }
+  m.linear_bias = r.boolean_or("mlp_bias", false, "/linear_bias");
+  if (f == Family::kMixtral) {
+    m.moe = read_moe_fields(r, "num_local_experts", "intermediate_size");
+    m.ffn = 0;
+    r.note("/ffn", "every layer is MoE: no dense FFN");
+    m.unmodelled.push_back({"router_scoring", "none", "softmax top-k"});
+  } else if (f == Family::kQwen2Moe || f == Family::kQwen3Moe) {
+    read_qwen_moe(r, m, f == Family::kQwen2Moe);
+    r.ignore("norm_topk_prob");
+  } else if (f == Family::kGptOss) {
+    m.moe = read_moe_fields(r, "num_local_experts", "intermediate_size");
+    if (r.present("experts_per_token") &&
+        r.integer("experts_per_token", 1, m.moe.experts, "") != m.moe.top_k)
+      r.fail("/experts_per_token", "must equal num_experts_per_tok");
+    m.ffn = 0;
+    r.note("/ffn", "every layer is MoE: no dense FFN");
+    m.linear_bias = true;
+    r.note("/linear_bias", "GptOss: o_proj, expert and router biases");
+    m.unmodelled.push_back({"attention_sinks", "small", "one learned sink logit per head"});
+    m.unmodelled.push_back({"activation", "none", "clamped SwiGLU (swiglu_limit)"});
+  } else if (f != Family::kDeepseek) {
+    m.ffn = r.integer("intermediate_size", 1, int64_t{1} << 24, "/ffn");
+  }
+  read_window(r, m, f);
+}
+
+// GPT-2: learned positions, LayerNorm, biases everywhere, plain GELU MLP, tied head.
+void read_gpt2(HfReader& r, ModelSpec& m) {
+  m.layers = static_cast<int>(r.integer("n_layer", 1, 100000, "/layers"));
+  m.hidden = r.integer("n_embd", 1, int64_t{1} << 24, "/hidden");
+  m.vocab = r.integer("vocab_size", 1, int64_t{1} << 24, "/vocab");
+  m.max_seq_len = static_cast<int>(r.integer("n_positions", 1, int64_t{1} << 30, "/max_seq_len"));
+  AttentionSpec& a = m.attention;
+  a.heads = static_cast<int>(r.integer("n_head", 1, 4096, "/attention/heads"));
+  if (m.hidden % a.heads != 0) r.fail("/n_head", "must divide n_embd");
+  a.kv_heads = a.heads;
+  a.head_dim = static_cast<int>(m.hidden / a.heads);
+  a.qkv_bias = true;
+  m.ffn = r.present("n_inner") ? r.integer("n_inner", 1, int64_t{1} << 24, "/ffn") : 4 * m.hidden;
+  if (!r.present("n_inner")) {
+    r.ignore("n_inner");
+    r.note("/ffn", "n_inner null: 4 x n_embd");
+  }
+  m.mlp = MlpKind::kPlain;
+  m.norm = NormKind::kLayer;
+  m.linear_bias = true;
+  m.learned_positions = true;
+  m.tied_embeddings = true;
+  r.ignore("activation_function");
+  r.ignore("tie_word_embeddings");
+  r.note("/mlp", "GPT2MLP: c_fc, c_proj with biases (plain)");
+  r.note("/tied_embeddings", "GPT2LMHeadModel ties lm_head to wte");
+  r.note("/learned_positions", "wpe: n_positions x n_embd");
+  for (const char* k : {"n_ctx"})
+    r.ignore(k);
+}
+
+}  // namespace
+
+std::vector<std::string> hf_model_types() {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : kFamilies)
+    out.push_back(k);
+  return out;
+}
+
+bool is_hf_config(const std::string& json_text, const std::string& file) {
+  const json j = parse_strict(json_text, file);
+  return j.is_object() && j.contains("model_type");
+}
+
+HfImport import_hf_config(const std::string& json_text, const std::string& file,
+                          const std::string& name) {
+  const json j = parse_strict(json_text, file);
+  HfReader r(j, file);
+  HfImport imp;
+  imp.model_type = r.model_type();
+  if (const auto it = kNotModelled.find(imp.model_type); it != kNotModelled.end())
+    r.fail("/model_type", "'" + imp.model_type + "': " + it->second);
+  const auto fam = kFamilies.find(imp.model_type);
+  if (fam == kFamilies.end()) {
+    std::string list;
+    for (const auto& t : hf_model_types())
+      list += (list.empty() ? "" : ", ") + t;
+    r.fail("/model_type", "unknown model_type '" + imp.model_type + "' (supported: " + list + ")");
+  }
+  const Family f = fam->second;
+  ModelSpec& m = imp.model;
+  m.name = name.empty() ? default_name(file) : name;
+  if (m.name.find('/') != std::string::npos)
+    throw InputError("--name", "", "expected a model id without '/', got '" + m.name + "'");
+  m.display_name = r.present("_name_or_path") ? r.str("_name_or_path") : m.name;
+  m.file = file;
+  m.sources = {file + " (Hugging Face config.json, model_type " + imp.model_type + ")"};
+  m.source = m.sources.front();
+  if (f == Family::kGpt2) {
+    read_gpt2(r, m);
+  } else {
+    m.layers = static_cast<int>(r.integer("num_hidden_layers", 1, 100000, "/layers"));
+    m.hidden = r.integer("hidden_size", 1, int64_t{1} << 24, "/hidden");
+    m.vocab = r.integer("vocab_size", 1, int64_t{1} << 24, "/vocab");
+    m.max_seq_len =
+        static_cast<int>(r.integer("max_position_embeddings", 1, int64_t{1} << 30, "/max_seq_len"));
+    m.tied_embeddings = r.boolean_or("tie_word_embeddings", false, "/tied_embeddings");
+    if (!r.present("tie_word_embeddings"))
+      r.note("/tied_embeddings",
+             "tie_word_embeddings absent: false, the default of " + family_class(imp.model_type));
+    read_llama_like(r, m, f);
+  }
+  if (m.moe.experts > 0) m.experts_field = file + ":" + r.origin_of("/moe/experts");
+  r.finish(family_class(imp.model_type));
+  imp.origin = r.origin();
+  imp.ignored = r.ignored();
+  // The model loader's cross-checks (some layer MoE, MTP shape, ...) on what was mapped; the
+  // result is exactly what the written zoo file loads to.
+  ModelSpec checked;
+  try {
+    checked = parse_model_text(zoo_model_json(imp), file, "");
+  } catch (const InputError& e) {
+    throw InputError(
+        file, "",
+        "the mapped model is invalid at fleetsim field " + e.pointer() + ": " + e.message());
+  }
+  checked.file = file;
+  checked.experts_field = m.experts_field;
+  imp.model = std::move(checked);
+  return imp;
+}
+
+}  // namespace fleetsim
+
+namespace fleetsim {
+
+HfImport import_hf_config_file(const std::string& path, const std::string& name) {
+  return import_hf_config(jsonr::read_file(path), path, name);
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,217 @@
+// HfReader (see hf_reader.h) and the list of config.json keys without effect on compute.
+#include "scenario/hf_reader.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace fleetsim {
+namespace {
+
+using namespace jsonr;
+
+// Keys that change neither parameters nor FLOPs nor memory of a training step: identifiers,
+// token ids, dtype and library versions, initialisation, dropout, norm epsilons, RoPE
+// constants and scaling (position encoding costs no GEMM), auxiliary-loss coefficients and
+// routing details whose statistics sim/moe models, inference-only switches.
+const std::vector<std::string> kNoCompute = {"_name_or_path",
+                                             "architectures",
+                                             "auto_map",
+                                             "bos_token_id",
+                                             "eos_token_id",
+                                             "pad_token_id",
+                                             "torch_dtype",
+                                             "dtype",
+                                             "transformers_version",
+                                             "initializer_range",
+                                             "use_cache",
+                                             "rms_norm_eps",
+                                             "layer_norm_eps",
+                                             "layer_norm_epsilon",
+                                             "norm_eps",
+                                             "rope_theta",
+                                             "rope_scaling",
+                                             "rope_parameters",
+                                             "rope_interleave",
+                                             "partial_rotary_factor",
+                                             "attention_dropout",
+                                             "hidden_dropout",
+                                             "resid_pdrop",
+                                             "embd_pdrop",
+                                             "attn_pdrop",
+                                             "pretraining_tp",
+                                             "router_aux_loss_coef",
+                                             "aux_loss_alpha",
+                                             "output_router_logits",
+                                             "router_jitter_noise",
+                                             "seq_aux",
+                                             "norm_topk_prob",
+                                             "scoring_func",
+                                             "topk_method",
+                                             "n_group",
+                                             "topk_group",
+                                             "routed_scaling_factor",
+                                             "ep_size",
+                                             "quantization_config",
+                                             "initial_context_length",
+                                             "swiglu_limit",
+                                             "summary_activation",
+                                             "summary_first_dropout",
+                                             "summary_proj_to_labels",
+                                             "summary_type",
+                                             "summary_use_proj",
+                                             "task_specific_params",
+                                             "scale_attn_weights",
+                                             "reorder_and_upcast_attn",
+                                             "scale_attn_by_inverse_layer_idx",
+                                             "use_return_dict",
+                                             "tokenizer_class",
+                                             "id2label",
+                                             "label2id",
+                                             "use_mla",
+                                             "bias",
+                                             "rope_type",
+                                             "chat_template",
+                                             "unsloth_fixed",
+                                             "decoder_start_token_id",
+                                             "max_length",
+                                             "is_decoder",
+                                             "use_mrope",
+                                             "output_past"};
+
+}  // namespace
+
+HfReader::HfReader(const json& j, std::string file) : j_(j), file_(std::move(file)) {
+  if (!j_.is_object()) fail("", std::string("expected a JSON object, got ") + type_name(j_));
+}
+
+void HfReader::fail(const std::string& ptr, const std::string& msg) const {
+  throw InputError(file_, ptr, msg);
+}
+
+bool HfReader::present(const std::string& key) const {
+  return j_.contains(key) && !j_.at(key).is_null();
+}
+
+std::string HfReader::str(const std::string& key) {
+  use(key);
+  const json& v = j_.at(key);
+  if (!v.is_string()) fail("/" + key, std::string("expected a string, got ") + type_name(v));
+  return v.get<std::string>();
+}
+
+std::string HfReader::model_type() {
+  if (!j_.contains("model_type")) fail("/model_type", "missing required key 'model_type'");
+  return str("model_type");
+}
+
+int64_t HfReader::integer(const std::string& key, int64_t lo, int64_t hi,
+                          const std::string& field) {
+  use(key);
+  const json& v = j_.contains(key) ? j_.at(key) : json();
+  const std::string ptr = "/" + escape_pointer_token(key);
+  if (!j_.contains(key)) fail(ptr, "missing required key '" + key + "'");
+  if (!v.is_number_integer() && !v.is_number_unsigned())
+    fail(ptr, std::string("expected an integer, got ") + type_name(v) + " " + show(v));
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
+    fail(ptr, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                  "], got " + show(v));
+  const int64_t x = v.get<int64_t>();
+  if (x < lo || x > hi) {
+    fail(ptr, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                  "], got " + std::to_string(x));
+  }
+  if (!field.empty()) record(field, "config.json:" + ptr + " = " + std::to_string(x), ptr);
+  return x;
+}
+
+bool HfReader::boolean_or(const std::string& key, bool dflt, const std::string& field) {
+  use(key);
+  if (!present(key)) return dflt;
+  const json& v = j_.at(key);
+  if (!v.is_boolean()) fail("/" + key, std::string("expected true or false, got ") + type_name(v));
+  const bool b = v.get<bool>();
+  if (!field.empty())
+    record(field, "config.json:/" + key + " = " + (b ? "true" : "false"), "/" + key);
+  return b;
+}
+
+std::vector<std::string> HfReader::string_list(const std::string& key) {
+  use(key);
+  const json& v = j_.at(key);
+  if (!v.is_array()) fail("/" + key, "expected an array of strings, got " + show(v));
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string())
+      fail("/" + key + "/" + std::to_string(i), "expected a string, got " + show(v[i]));
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
+std::vector<int64_t> HfReader::int_list(const std::string& key, int64_t lo, int64_t hi) {
+  use(key);
+  const json& v = j_.at(key);
+  if (!v.is_array()) fail("/" + key, "expected an array of integers, got " + show(v));
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string ptr = "/" + key + "/" + std::to_string(i);
+    if (!v[i].is_number_integer()) fail(ptr, "expected an integer, got " + show(v[i]));
+    const int64_t x = v[i].get<int64_t>();
+    if (x < lo || x > hi)
+      fail(ptr, "expected a layer index in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                    "], got " + std::to_string(x));
+    out.push_back(x);
+  }
+  return out;
+}
+
+void HfReader::ignore(const std::string& key) {
+  use(key);
+  if (j_.contains(key) && std::find(ignored_.begin(), ignored_.end(), key) == ignored_.end())
+    ignored_.push_back(key);
+}
+
+void HfReader::record(const std::string& field, const std::string& text, const std::string& key) {
+  for (Origin& o : origin_) {
+    if (o.field == field) {
+      o = {field, text, key};
+      return;
+    }
+  }
+  origin_.push_back({field, text, key});
+}
+
+void HfReader::note(const std::string& field, const std::string& text) {
+  record(field, text, "");
+}
+
+std::string HfReader::origin_of(const std::string& field) const {
+  for (const Origin& o : origin_)
+    if (o.field == field) return o.key;
+  return "";
+}
+
+void HfReader::finish(const std::string& config_class) {
+  for (const auto& [k, v] : j_.items()) {
+    if (std::find(used_.begin(), used_.end(), k) != used_.end()) continue;
+    if (std::find(kNoCompute.begin(), kNoCompute.end(), k) != kNoCompute.end()) {
+      ignored_.push_back(k);
+      continue;
+    }
+    fail("/" + escape_pointer_token(k),
+         "key not understood by fleetsim's " + config_class +
+             " mapping; it may change compute, so it is not dropped silently "
+             "(docs/models.md lists the keys read)");
+  }
+  std::sort(ignored_.begin(), ignored_.end());
+}
+
+std::vector<std::pair<std::string, std::string>> HfReader::origin() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Origin& o : origin_)
+    out.emplace_back(o.field, o.text);
+  return out;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,55 @@
+// Reading a Hugging Face config.json key by key (internal to sim/scenario/hf_config.cpp; it
+// includes nlohmann_json through json_reader.h). Every read marks the key as used and records
+// the origin of the fleetsim field it sets; finish() then refuses any key neither read nor on
+// the list of keys without effect on compute, so no key is dropped silently.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "scenario/json_reader.h"
+
+namespace fleetsim {
+
+class HfReader {
+ public:
+  HfReader(const jsonr::json& j, std::string file);
+
+  [[noreturn]] void fail(const std::string& ptr, const std::string& msg) const;
+  std::string model_type();
+  // Present with a non-null value.
+  bool present(const std::string& key) const;
+  std::string str(const std::string& key);
+  // Required integer in [lo, hi]; `field` ("/attention/heads", "" = none) records its origin.
+  int64_t integer(const std::string& key, int64_t lo, int64_t hi, const std::string& field);
+  bool boolean_or(const std::string& key, bool dflt, const std::string& field);
+  std::vector<std::string> string_list(const std::string& key);
+  std::vector<int64_t> int_list(const std::string& key, int64_t lo, int64_t hi);
+  // A key read and found to have no effect on compute (no-op when absent).
+  void ignore(const std::string& key);
+  // Records (or replaces) the origin of `field` with a sentence.
+  void note(const std::string& field, const std::string& text);
+  // The config key that set `field` ("/num_local_experts"), or "" when none did.
+  std::string origin_of(const std::string& field) const;
+  // Refuses every key neither read nor known to be without effect on compute.
+  void finish(const std::string& config_class);
+
+  std::vector<std::pair<std::string, std::string>> origin() const;
+  const std::vector<std::string>& ignored() const { return ignored_; }
+
+ private:
+  struct Origin {
+    std::string field, text, key;
+  };
+  void use(const std::string& key) { used_.push_back(key); }
+  void record(const std::string& field, const std::string& text, const std::string& key);
+
+  const jsonr::json& j_;
+  std::string file_;
+  std::vector<std::string> used_;
+  std::vector<std::string> ignored_;
+  std::vector<Origin> origin_;
+};
+
+}  // namespace fleetsim

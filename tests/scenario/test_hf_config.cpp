@@ -1,0 +1,183 @@
+// Hugging Face config.json import (sim/scenario/hf_config.cpp): the fixtures of
+// tests/scenario/hf_configs/ (published config.json files; SOURCES.md gives each URL) against
+// their published parameter counts and, for the zoo's models, against the zoo definition;
+// strictness (unknown model_type / keys, missing or out-of-range fields, unmodelled layers).
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "scenario/hf_config.h"
+#include "scenario/model_loader.h"
+
+using namespace fleetsim;
+
+namespace {
+const std::string kRoot = FLEETSIM_SOURCE_DIR;
+const std::string kDir = kRoot + "/tests/scenario/hf_configs/";
+
+HfImport fixture(const std::string& name) {
+  return import_hf_config_file(kDir + name + ".json", "");
+}
+
+HfImport text(const std::string& json) {
+  return import_hf_config(json, "c.json", "t");
+}
+
+// A small valid llama config; `extra` is spliced into the object.
+std::string llama(const std::string& extra = "") {
+  return R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 256,
+    "intermediate_size": 512, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "vocab_size": 1000, "max_position_embeddings": 4096)" +
+         extra + "}";
+}
+}  // namespace
+
+TEST_CASE("imported configs match their published parameter counts within 1 %") {
+  struct Case {
+    const char* file;
+    double total;  // published total parameters (SOURCES.md)
+  };
+  const Case cases[] = {
+      {"llama2-7b", 6.74e9},        {"llama3-8b", 8.03e9},      {"llama3.1-8b", 8.03e9},
+      {"llama3-70b", 70.6e9},       {"llama3.1-405b", 405.9e9}, {"mistral-7b", 7.24e9},
+      {"mixtral-8x7b", 46.7e9},     {"mixtral-8x22b", 141e9},   {"qwen2.5-7b", 7.61e9},
+      {"qwen3-8b", 8.2e9},          {"qwen3-30b-a3b", 30.5e9},  {"qwen3-235b-a22b", 235e9},
+      {"deepseek-v2-lite", 15.7e9}, {"deepseek-v3", 671e9},     {"gpt-oss-20b", 20.91e9},
+      {"gpt-oss-120b", 116.83e9},   {"gpt2", 124.44e6}};
+  for (const Case& c : cases) {
+    INFO(c.file);
+    const ModelSpec m = fixture(c.file).model;
+    CHECK(static_cast<double>(total_params(m)) == Approx(c.total).epsilon(0.01));
+  }
+  CHECK(std::size(cases) >= 10);
+}
+
+TEST_CASE("imported MoE configs match their published active parameters") {
+  // Mixtral (paper: 12.9B / 39B) and Qwen3 (model cards: 3.3B / 22B) count the input embedding;
+  // OpenAI (gpt-oss model card: 3.61B / 5.13B) and DeepSeek-V2-Lite (2.4B) do not.
+  CHECK(active_params(fixture("mixtral-8x7b").model) == Approx(12.9e9).epsilon(0.01));
+  CHECK(active_params(fixture("mixtral-8x22b").model) == Approx(39e9).epsilon(0.01));
+  CHECK(active_params(fixture("qwen3-235b-a22b").model) == Approx(22e9).epsilon(0.01));
+  CHECK(active_params(fixture("qwen3-30b-a3b").model) == Approx(3.3e9).epsilon(0.02));
+  for (const auto& [name, active] : {std::pair<const char*, double>{"gpt-oss-20b", 3.61e9},
+                                     {"gpt-oss-120b", 5.13e9},
+                                     {"deepseek-v2-lite", 2.4e9}}) {
+    INFO(name);
+    const ModelSpec m = fixture(name).model;
+    // DeepSeek-V2-Lite's 2.4B has two digits: 2.45B is within its rounding (3 %).
+    CHECK(static_cast<double>(active_params(m) - embedding_params(m)) ==
+          Approx(active).epsilon(0.03));
+  }
+}
+
+TEST_CASE("imported configs of zoo models equal the zoo definitions") {
+  for (const char* id :
+       {"llama2-7b", "llama3-8b", "llama3-70b", "llama3.1-405b", "mixtral-8x7b", "mixtral-8x22b",
+        "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-v3", "gpt-oss-20b", "gpt-oss-120b"}) {
+    INFO(id);
+    const ModelSpec a = fixture(id).model;
+    const ModelSpec z = load_model(id, kRoot);
+    CHECK(a.name == z.name);
+    CHECK(a.layers == z.layers);
+    CHECK(a.hidden == z.hidden);
+    CHECK(a.ffn == z.ffn);
+    CHECK(a.vocab == z.vocab);
+    CHECK(a.mlp == z.mlp);
+    CHECK(a.norm == z.norm);
+    CHECK(a.linear_bias == z.linear_bias);
+    CHECK(a.tied_embeddings == z.tied_embeddings);
+    CHECK(a.max_seq_len == z.max_seq_len);
+    CHECK(a.attention.kind == z.attention.kind);
+    CHECK(a.attention.heads == z.attention.heads);
+    CHECK(a.attention.kv_heads == z.attention.kv_heads);
+    CHECK(a.attention.head_dim == z.attention.head_dim);
+    CHECK(a.attention.q_lora_rank == z.attention.q_lora_rank);
+    CHECK(a.attention.kv_lora_rank == z.attention.kv_lora_rank);
+    CHECK(a.attention.qkv_bias == z.attention.qkv_bias);
+    CHECK(a.attention.qk_norm == z.attention.qk_norm);
+    CHECK(a.attention.sliding_window == z.attention.sliding_window);
+    CHECK(a.attention.window_pattern == z.attention.window_pattern);
+    CHECK(a.attention.window_layers == z.attention.window_layers);
+    CHECK(a.moe.experts == z.moe.experts);
+    CHECK(a.moe.top_k == z.moe.top_k);
+    CHECK(a.moe.expert_ffn == z.moe.expert_ffn);
+    CHECK(a.moe.shared_experts == z.moe.shared_experts);
+    CHECK(a.moe.shared_expert_ffn == z.moe.shared_expert_ffn);
+    CHECK(a.moe.first_k_dense == z.moe.first_k_dense);
+    CHECK(a.moe.layer_freq == z.moe.layer_freq);
+    CHECK(a.mtp_layers == z.mtp_layers);
+    CHECK(total_params(a) == total_params(z));
+    CHECK(active_params(a) == active_params(z));
+  }
+}
+
+TEST_CASE("an imported model written as zoo JSON loads back to the same model") {
+  for (const char* name : {"deepseek-v2-lite", "gpt2", "mistral-7b", "qwen2.5-7b"}) {
+    INFO(name);
+    const HfImport imp = fixture(name);
+    const ModelSpec back = parse_model_text(zoo_model_json(imp), "x.json", "");
+    CHECK(total_params(back) == total_params(imp.model));
+    CHECK(active_params(back) == active_params(imp.model));
+    CHECK(back.attention.sliding_window == imp.model.attention.sliding_window);
+  }
+  // A scenario may name the config.json itself (load_model detects "model_type").
+  CHECK(load_model(kDir + "qwen3-8b.json", kRoot).attention.qk_norm);
+}
+
+TEST_CASE("config fields map as the families' modeling code defines them") {
+  const HfImport v2 = fixture("deepseek-v2-lite");
+  CHECK(v2.model.attention.q_lora_rank == 0);  // q_lora_rank null: q projected directly
+  CHECK(v2.model.moe.shared_experts == 2);
+  CHECK(v2.model.moe.shared_expert_ffn == 1408);
+  CHECK(v2.model.moe.first_k_dense == 1);
+  const ModelSpec mistral = fixture("mistral-7b").model;
+  CHECK(mistral.attention.sliding_window == 4096);  // every layer windowed
+  CHECK(mistral.attention.window_pattern == 1);
+  const ModelSpec qwen2 = fixture("qwen2.5-7b").model;
+  CHECK(qwen2.attention.qkv_bias);             // Qwen2Attention has q/k/v biases
+  CHECK(qwen2.attention.sliding_window == 0);  // use_sliding_window false
+  const ModelSpec gpt2 = fixture("gpt2").model;
+  CHECK(total_params(gpt2) == 124'439'808);  // GPT2LMHeadModel.num_parameters()
+  // Origins name the config key; keys without effect on compute are listed.
+  const HfImport mx = fixture("mixtral-8x7b");
+  bool found = false;
+  for (const auto& [field, origin] : mx.origin)
+    found = found || (field == "/moe/top_k" && origin == "config.json:/num_experts_per_tok = 2");
+  CHECK(found);
+  CHECK(std::find(mx.ignored.begin(), mx.ignored.end(), "rope_theta") != mx.ignored.end());
+  // Qwen MoE: mlp_only_layers as a prefix is first_k_dense; dense layers elsewhere are refused.
+  const std::string qmoe = R"({"model_type": "qwen3_moe", "num_hidden_layers": 4,
+    "hidden_size": 256, "intermediate_size": 512, "moe_intermediate_size": 64,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "num_experts": 8,
+    "num_experts_per_tok": 2, "vocab_size": 1000, "max_position_embeddings": 4096,)";
+  CHECK(text(qmoe + R"("mlp_only_layers": [0, 1]})").model.moe.first_k_dense == 2);
+  CHECK_THROWS_WITH(text(qmoe + R"("mlp_only_layers": [2]})"),
+                    Catch::Contains("c.json:/mlp_only_layers: only a prefix"));
+}
+
+TEST_CASE("bad config.json files are input errors naming the key") {
+  CHECK_NOTHROW(text(llama()));
+  CHECK_THROWS_WITH(text(R"({"model_type": "falcon"})"),
+                    Catch::Contains("c.json:/model_type: unknown model_type 'falcon'") &&
+                        Catch::Contains("qwen3_moe"));
+  CHECK_THROWS_WITH(text(R"({"hidden_size": 4})"),
+                    Catch::Contains("c.json:/model_type: missing required key"));
+  CHECK_THROWS_WITH(text(R"({"model_type": "llama", "num_hidden_layers": 2})"),
+                    Catch::Contains("c.json:/hidden_size: missing required key 'hidden_size'"));
+  CHECK_THROWS_WITH(text(R"({"model_type": "llama", "num_hidden_layers": -1})"),
+                    Catch::Contains("c.json:/num_hidden_layers: expected an integer in [1,"));
+  CHECK_THROWS_WITH(text(llama(R"(, "num_key_value_heads2": 3)")),
+                    Catch::Contains("c.json:/num_key_value_heads2: key not understood"));
+  CHECK_THROWS_WITH(text(llama(R"(, "sliding_window": 512)")),
+                    Catch::Contains("c.json:/sliding_window: a window on every layer"));
+  CHECK_THROWS_WITH(
+      text(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 256,
+    "intermediate_size": 512, "num_attention_heads": 4, "num_key_value_heads": 3,
+    "vocab_size": 1000, "max_position_embeddings": 4096})"),
+      Catch::Contains("c.json:/num_key_value_heads: must divide num_attention_heads (4)"));
+  CHECK_THROWS_WITH(text(llama(R"(, "layer_types": ["full_attention", "linear_attention"])")),
+                    Catch::Contains("c.json:/layer_types/1: linear-attention"));
+  CHECK_THROWS_WITH(text(R"({"model_type": "nemotron_h", "hybrid_override_pattern": "M-M*"})"),
+                    Catch::Contains("c.json:/model_type: 'nemotron_h'") &&
+                        Catch::Contains("Mamba-2 layers are not modelled"));
+  CHECK_THROWS_WITH(text(R"({"model_type": "qwen3_next"})"), Catch::Contains("Gated DeltaNet"));
+}
