@@ -1,6 +1,6 @@
 // Kernel-time model: how long one GEMM, attention, grouped GEMM or memory-bound kernel takes on
 // one GPU, from the measured tables in calibration/kernels/ (imported from
-// ../shared/reference/kernel-timings.csv with the source of every row).
+// calibration/sources/kernel-timings.csv with the source of every row).
 //
 // Between measured shapes times are interpolated; outside them a per-GPU, per-dtype efficiency
 // curve fitted by least squares (Eigen) on that GPU's table is used. The fit is global per GPU

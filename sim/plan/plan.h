@@ -3,7 +3,7 @@
 // Carlo for the time to train under failures, and sizes a SageMaker Flexible Training Plan
 // reservation for it.
 //
-// Training Plan rules (../shared/reference/reliability-moe.md §5, AWS docs): capacity is
+// Training Plan rules (failures/sources/reliability-moe.md §5, AWS docs): capacity is
 // reserved in whole days, 1–182 days per reserved-capacity segment; a longer plan is several
 // segments, here back to back; instances are reclaimed from 30 minutes (the run section's
 // termination notice) before a segment ends, which the run simulator models as a forced

@@ -6,7 +6,7 @@
 // (megatron/training/training.py; Megatron-Bridge's flop_utils.py uses the same terms), i.e. 6
 // FLOPs per weight per token for forward + backward, plus the causal attention score and context
 // matmuls. The formula was derived from and checked against the "model TFLOP/s/GPU" and
-// "tokens/s/GPU" pairs of ../shared/reference/nemo_performance_summary.csv (see the tests).
+// "tokens/s/GPU" pairs of validation/nemo_performance_summary.csv (see the tests).
 #include "workload/model.h"
 
 #include <algorithm>

@@ -79,7 +79,7 @@ struct UnmodelledFeature {
 struct ModelSpec {
   std::string name;                  // canonical id (file name under workloads/models/)
   std::string display_name;          // as published ("Llama 3.1 405B")
-  std::vector<std::string> aliases;  // names used in ../shared/reference/*.csv
+  std::vector<std::string> aliases;  // names used in validation/*.csv
   std::string source;                // URL of the published config (first of `sources`)
   std::vector<std::string> sources;  // every source the numbers were read from
   int layers = 0;
@@ -144,7 +144,7 @@ int64_t active_params(const ModelSpec& m);     // per token: top_k routed + shar
 // + per MTP module one MoE/dense decoder layer, the 2h×h projection and another LM head.
 // Not counted (as in Megatron): embedding lookup, router GEMM, norms, biases, element-wise ops.
 // Windowed layers (sliding / chunked) count the keys actually attended.
-// Checked against every row of ../shared/reference/nemo_performance_summary.csv (tests).
+// Checked against every row of validation/nemo_performance_summary.csv (tests).
 struct FlopConvention {
   // true: each query attends to s/2 keys on average (Megatron-Bridge, NeMo 25.09+). false:
   // count all s keys, as NeMo 2.0's llama / gpt3 / nemotron / mixtral formulas did (24.07–25.07).
