@@ -75,6 +75,13 @@ double nice_max(double v) {
 
 }  // namespace
 
+const char* series_color(int k) {
+  return kColors[k % 10];
+}
+std::string fixed2(double v) {
+  return f2(v);
+}
+
 std::string escape(const std::string& s) {
   std::string o;
   for (char c : s) {

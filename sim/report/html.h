@@ -44,6 +44,9 @@ std::string heatmap_svg(const std::string& title, const std::string& x_label,
 std::string table(const std::vector<std::string>& header,
                   const std::vector<std::vector<std::string>>& rows);
 std::string escape(const std::string& s);
+// The charts' series colours (10, cycling) and the fixed two-decimal number SVG coordinates use.
+const char* series_color(int k);
+std::string fixed2(double v);
 // A complete page around `body` (HTML fragments).
 std::string page(const std::string& title, const std::string& body);
 

@@ -13,14 +13,10 @@
 namespace fleetsim {
 namespace {
 
-constexpr const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                   "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 constexpr int kW = 820, kH = 420, kL = 70, kR = 230, kT = 30, kB = 45;
 
 std::string f2(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  return buf;
+  return html::fixed2(v);
 }
 
 std::string g3(double v) {
@@ -96,7 +92,7 @@ std::string scatter(const ValidationReport& rep, const std::vector<std::string>&
     for (const auto& v : rep.rows) {
       if (v.skipped || v.measured <= 0 || v.predicted <= 0 || family_of(v) != families[k]) continue;
       // Past ten families the colours repeat as rings.
-      const std::string c = kColors[k % 10];
+      const std::string c = html::series_color(k);
       s += "<circle cx=\"" + f2(px(v.measured)) + "\" cy=\"" + f2(py(v.predicted)) + "\" r=\"4\" " +
            (k < 10 ? "fill=\"" + c + "\" fill-opacity=\"0.8\"/>"
                    : "fill=\"white\" stroke=\"" + c + "\" stroke-width=\"2\"/>");
@@ -104,8 +100,8 @@ std::string scatter(const ValidationReport& rep, const std::vector<std::string>&
     const double ly = kT + 14.0 * static_cast<double>(k);
     s += "<rect x=\"" + std::to_string(kW - kR + 10) + "\" y=\"" + f2(ly) +
          "\" width=\"10\" height=\"10\" " +
-         (k < 10 ? "fill=\"" + std::string(kColors[k % 10]) + "\"/>"
-                 : "fill=\"white\" stroke=\"" + std::string(kColors[k % 10]) +
+         (k < 10 ? "fill=\"" + std::string(html::series_color(k)) + "\"/>"
+                 : "fill=\"white\" stroke=\"" + std::string(html::series_color(k)) +
                        "\" stroke-width=\"2\"/>") +
          text(kW - kR + 24, ly + 9, families[k], "start");
   }
@@ -136,8 +132,8 @@ std::string histogram(const ValidationReport& rep) {
   for (int i = 0; i < kBins; ++i) {
     const double h = (y0 - y1) * count[i] / top;
     s += "<rect x=\"" + f2(x0 + i * w + 1) + "\" y=\"" + f2(y0 - h) + "\" width=\"" + f2(w - 2) +
-         "\" height=\"" + f2(h) + "\" fill=\"" + kColors[std::abs(i - kBins / 2) <= 2 ? 2 : 0] +
-         "\"/>";
+         "\" height=\"" + f2(h) + "\" fill=\"" +
+         html::series_color(std::abs(i - kBins / 2) <= 2 ? 2 : 0) + "\"/>";
     if (count[i] > 0) s += text(x0 + (i + 0.5) * w, y0 - h - 3, std::to_string(count[i]));
   }
   for (int e = -50; e <= 50; e += 25)
