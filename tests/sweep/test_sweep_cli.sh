@@ -25,7 +25,9 @@ grep -q "1000/1000 points (100%), .* points/s, ETA" "$tmp/err" && ok || bad "pro
 # Kill -9 mid-sweep, add half a line as a write cut by the kill would leave, resume.
 "$bin" sweep "$sweep" -j 2 --out "$tmp/killed" --progress none >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 1 600); do
+# Wait on rows, not on a time budget: a loaded CI machine may take many seconds to reach 150.
+deadline=$((SECONDS + 300))
+while [ "$SECONDS" -lt "$deadline" ] && kill -0 "$pid" 2>/dev/null; do
   n=$(cat "$tmp/killed/results.jsonl" 2>/dev/null | wc -l)
   [ "$n" -ge 150 ] && break
   sleep 0.01
