@@ -61,6 +61,12 @@ GPU_MAP = {
     "GB200 NVL72 (XLA key sm_100_GB200)": ("nvlink5", "xla", "GB200 NVL72 (XLA)"),
     "B200 (p6-b200.48xlarge)": ("nvlink5", "nccl", "B200 p6 (nccl)"),
 }
+# Rows read but not fitted: predicted with their technology's fitted parameters as a check.
+# GB300 NVL72 (XLA key sm_103, interpreted as GB300 in hardware-specs.md §11) is the same NVLink 5
+# rack as GB200 NVL72; its rows test whether one nvlink5 parameter set serves Blackwell Ultra too.
+HELD_OUT_GPU_MAP = {
+    "GB300 NVL72 (XLA key sm_103)": ("nvlink5", "xla", "GB300 NVL72 (XLA)"),
+}
 KERNEL_MAP = {
     "xla_all_reduce": "all_reduce",
     "xla_all_gather": "all_gather",
@@ -86,7 +92,7 @@ FLOOR_MAX_REL = 0.10       # drop a floored-table row if quantum/value > 10 %
 # ---------------------------------------------------------------------------
 class Row:
     __slots__ = ("gpu", "label", "tech", "src", "coll", "n", "nodes", "S",
-                 "t", "algo", "kernel", "notes")
+                 "t", "algo", "kernel", "notes", "held_out")
 
 
 def load_rows(path):
@@ -95,9 +101,9 @@ def load_rows(path):
     with open(path, newline="") as fh:
         for rec in csv.DictReader(fh):
             gpu, kernel = rec["gpu"], rec["kernel"]
-            if gpu not in GPU_MAP or kernel not in KERNEL_MAP:
+            if (gpu not in GPU_MAP and gpu not in HELD_OUT_GPU_MAP) or kernel not in KERNEL_MAP:
                 continue
-            tech, src, label = GPU_MAP[gpu]
+            tech, src, label = GPU_MAP.get(gpu) or HELD_OUT_GPU_MAP[gpu]
             if src == "xla" and not kernel.startswith("xla_"):
                 continue
             if src == "nccl" and not kernel.startswith("nccl_"):
@@ -113,7 +119,7 @@ def load_rows(path):
             if gbps < MIN_GBPS:
                 dropped.append((label, kernel, "achieved_gbps < %.2f" % MIN_GBPS))
                 continue
-            if "floor" in notes and "1e7 B/s" in notes and gpu.startswith("GB200") \
+            if "floor" in notes and "1e7 B/s" in notes and gpu.startswith(("GB200", "GB300")) \
                     and FLOOR_QUANTUM_GBPS / gbps > FLOOR_MAX_REL:
                 dropped.append((label, kernel, "floored (0.01 GB/s quantum > 10 %)"))
                 continue
@@ -137,6 +143,7 @@ def load_rows(path):
             r.gpu, r.label, r.tech, r.src, r.coll = gpu, label, tech, src, coll
             r.n, r.nodes, r.S, r.t, r.algo = n, nodes, S, t, algo
             r.kernel, r.notes = kernel, notes
+            r.held_out = gpu in HELD_OUT_GPU_MAP
             used.append(r)
     return used, dropped
 
@@ -393,6 +400,10 @@ def main():
     ref_disp = os.path.relpath(os.path.abspath(args.reference), REPO_ROOT)
 
     rows, dropped = load_rows(args.reference)
+    held = [r for r in rows if r.held_out]
+    held_dropped = [d for d in dropped if d[0] in set(v[2] for v in HELD_OUT_GPU_MAP.values())]
+    dropped = [d for d in dropped if d not in held_dropped]
+    rows = [r for r in rows if not r.held_out]
     techs = {}
     report = {}  # label -> stats
     for tech in ("nvlink4", "nvlink5"):
@@ -413,6 +424,10 @@ def main():
     mlarge = M.S >= MIB
     net_stats = {"loss": vnet, "mape_large": mape(mpred, M.t, mlarge),
                  "mape_small": mape(mpred, M.t, ~mlarge), "rows": len(multi)}
+
+    # held-out rows: predicted with the fitted parameters of their technology, not fitted
+    H = Arrays(held, "nvlink5")
+    hpred = predict(H, techs["nvlink5"]["p"])
 
     # ---------------- JSON ----------------
     out = {
@@ -562,8 +577,9 @@ def main():
     else:
         L.append("none")
     L.append("")
-    L.append("Not used at all: GB300 rows, `xla_collective_permute`, nccl rows of other GPUs.")
+    L.append("Not used at all: `xla_collective_permute`, nccl rows of other GPUs.")
     L.append("")
+    held_out_section(L, H, hpred, held_dropped)
 
     # diagnostics: implied large-message efficiencies per GPU (what per-GPU params would give)
     L.append("## Diagnostics: implied efficiency at the largest message per group")
@@ -602,7 +618,36 @@ def main():
     print("efa", json.dumps(efa), "small-MAPE %.1f" % (net_stats["mape_small"] or float("nan")))
     for tech, lab, cnt, ml, ms in gpu_summary:
         print("  %-8s %-20s rows %4d  MAPE>=1MiB %6s%%  <1MiB %6s%%" % (tech, lab, cnt, fmt_pct(ml), fmt_pct(ms)))
+    hl = H.S >= MIB
+    print("  held out GB300 NVL72 (XLA) rows %4d  MAPE>=1MiB %6s%%  <1MiB %6s%%" % (
+        len(H.rows), fmt_pct(mape(hpred, H.t, hl)), fmt_pct(mape(hpred, H.t, ~hl))))
     print("wrote", args.out, "and", md_path)
+
+
+def held_out_section(L, H, hpred, held_dropped):
+    """Report of the rows read but not fitted (GB300 NVL72): error of the fitted nvlink5 model."""
+    L.append("## Check: GB300 NVL72 rows (held out, not fitted)")
+    L.append("")
+    L.append("The %d GB300 NVL72 XLA rows (%d dropped by the same rules as GB200's) are predicted "
+             "with the nvlink5 parameters fitted above (B200 + GB200): the same NVLink 5 switch "
+             "trays and per-GPU bandwidth, so no parameter of its own is fitted. Per kernel:"
+             % (len(H.rows), len(held_dropped)))
+    L.append("")
+    L.append("| gpu | kernel | n values | rows (≥1MiB / <1MiB) | MAPE ≥1MiB | MAPE <1MiB | bias ≥1MiB |")
+    L.append("|---|---|---|---|---|---|---|")
+    large = H.S >= MIB
+    for k in sorted(set(r.kernel for r in H.rows)):
+        km = np.array([r.kernel == k for r in H.rows])
+        bl = km & large
+        bias = float(np.median(np.log(hpred[bl] / H.t[bl]))) if np.any(bl) else None
+        L.append("| GB300 NVL72 (XLA) | %s | %s | %d (%d / %d) | %s %% | %s %% | %s |" % (
+            k, ",".join(map(str, sorted(set(int(x) for x in H.n[km])))), int(km.sum()),
+            int(bl.sum()), int((km & ~large).sum()), fmt_pct(mape(hpred, H.t, bl)),
+            fmt_pct(mape(hpred, H.t, km & ~large)), "n/a" if bias is None else "%+.2f" % bias))
+    L.append("| GB300 NVL72 (XLA) | all | | %d (%d / %d) | %s %% | %s %% | |" % (
+        len(H.rows), int(large.sum()), int((~large).sum()), fmt_pct(mape(hpred, H.t, large)),
+        fmt_pct(mape(hpred, H.t, ~large))))
+    L.append("")
 
 
 def observations(techs, M, mpred, alpha_net):
