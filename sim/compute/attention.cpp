@@ -136,6 +136,7 @@ void fit_attention(const std::vector<const KernelRow*>& sel, bool bwd, AttnSet& 
 
 void ComputeModel::Impl::load_attention(const GpuSpec& gpu, const KernelTables& t,
                                         ComputeModel& cm) {
+  std::string unscaled_from;  // a sibling whose rows are used without a measured conversion
   for (DType d : {DType::kFp32, DType::kBf16, DType::kFp8, DType::kMxfp8, DType::kNvfp4}) {
     for (int bwd = 0; bwd < 2; ++bwd) {
       const std::string kernel = bwd ? "attention_bwd" : "attention_fwd";
@@ -147,7 +148,11 @@ void ComputeModel::Impl::load_attention(const GpuSpec& gpu, const KernelTables& 
       double scale = 1.0;
       if (used_gpu != gpu.model) {
         scale = mamf_ratio(t.gemm, gpu.model, used_gpu);
-        if (scale <= 0) scale = 1.0;
+        if (scale <= 0) {
+          // No measured rate on both GPUs to convert with (B300 <- GB300: GB300 has no MAMF).
+          scale = 1.0;
+          unscaled_from = used_gpu;
+        }
       }
       attn_scale[di(d)] = scale;
       s.ceiling_tflops = peak[di(d)] / scale;
@@ -163,6 +168,9 @@ void ComputeModel::Impl::load_attention(const GpuSpec& gpu, const KernelTables& 
                               ", " + t.attn_file);
     }
   }
+  if (!unscaled_from.empty())
+    cm.warnings_.push_back(gpu.model + ": no attention rows of its own; uses " + unscaled_from +
+                           "'s cuDNN rows unscaled (no measured rate on both GPUs; fallback)");
   bool any_attn = false;
   for (const auto& a : attn)
     any_attn = any_attn || a[0].ok;

@@ -21,7 +21,7 @@ using namespace compute_internal;
 namespace {
 
 // Which GPU's GEMM grid serves `model` (the GB200 / GB300 / B300 use the sm_100 B200 grid;
-// H200 the sm_90 H100 grid).
+// H200 the sm_90 H100 grid; no per-shape GEMM table of Blackwell Ultra is published).
 std::string gemm_table_gpu(const std::string& model) {
   if (model == "B200" || model == "GB200" || model == "B300" || model == "GB300") return "B200";
   if (model == "H100" || model == "H200") return "H100";
@@ -35,8 +35,8 @@ namespace compute_internal {
 std::vector<std::string> siblings(const std::string& model) {
   if (model == "B200") return {"GB200"};
   if (model == "GB200") return {"B200"};
-  if (model == "B300") return {"GB300", "GB200"};
-  if (model == "GB300") return {"GB200"};
+  if (model == "B300") return {"GB300", "GB200", "B200"};
+  if (model == "GB300") return {"GB200", "B200"};
   if (model == "H100") return {"H200"};
   if (model == "H200") return {"H100"};
   return {};

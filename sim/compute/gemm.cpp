@@ -150,14 +150,31 @@ void ComputeModel::Impl::load_gemm(const GpuSpec& gpu, const std::string& tgpu,
   cm.sources_.push_back("gemm: XLA per-shape tables of " + tgpu + " in " + t.gemm_file);
   if (tgpu != gpu.model) {
     gemm_scale = mamf_ratio(t.gemm, gpu.model, tgpu);
-    if (gemm_scale > 0) {
+    gemm_rate_gpu = gemm_scale > 0 ? gpu.model : "";
+    // No measured GEMM rate of its own (GB300 has no MAMF or per-shape row): the first sibling
+    // that has one (GB300: GB200, the same Grace-Blackwell tray with the same datasheet BF16 /
+    // FP8 dense rates), and a warning naming it.
+    for (const std::string& s : siblings(gpu.model)) {
+      if (!gemm_rate_gpu.empty() || s == tgpu) continue;
+      const double r = mamf_ratio(t.gemm, s, tgpu);
+      if (r > 0) gemm_scale = r, gemm_rate_gpu = s;
+    }
+    if (gemm_rate_gpu == gpu.model) {
       cm.sources_.push_back("gemm: " + gpu.model + " uses the " + tgpu +
                             " tables scaled by the measured MAMF ratio " + fmt(gemm_scale, 4));
+    } else if (!gemm_rate_gpu.empty()) {
+      const std::string w = gpu.model + ": no GEMM rows of its own; GEMM uses the " + tgpu +
+                            " tables scaled by " + gemm_rate_gpu + "'s measured MAMF ratio " +
+                            fmt(gemm_scale, 4) + " (fallback)";
+      cm.sources_.push_back("gemm: " + w);
+      cm.warnings_.push_back(w);
     } else {
       gemm_scale = 1.0;
       cm.warnings_.push_back(gpu.model + ": GEMM uses the " + tgpu +
                              " tables unscaled (no MAMF row on both GPUs)");
     }
+  } else {
+    gemm_rate_gpu = gpu.model;
   }
   if (!grid[2].ok) derive_fp8_from_bf16(tgpu, t, cm);
   if (tgpu == "B200" && peak[di(DType::kNvfp4)] > peak[di(DType::kFp8)]) load_nvfp4_speedup(t, cm);
@@ -279,10 +296,12 @@ void ComputeModel::Impl::load_gemm_cap(const GpuSpec& gpu, const KernelTables& t
   // sizes (H100 bf16 859 / fp8 1,516 TFLOP/s against MAMF 795 / 1,403). The best of MAMF and the
   // GPU's own per-shape table (XLA's batched H100 bf16 points reach 805 against MAMF 795:
   // another machine).
+  // A GPU without rates of its own is capped by the sibling whose rates scale its tables.
+  const std::string& g = gemm_rate_gpu.empty() ? gpu.model : gemm_rate_gpu;
   auto best = [&](const char* dt) {
     double v = 0;
     for (const auto& r : t.gemm)
-      if (r.gpu == gpu.model && r.dtype == dt && (r.impl == "mamf" || r.impl == "xla"))
+      if (r.gpu == g && r.dtype == dt && (r.impl == "mamf" || r.impl == "xla"))
         v = std::max(v, r.tflops);
     return v;
   };
@@ -293,7 +312,7 @@ void ComputeModel::Impl::load_gemm_cap(const GpuSpec& gpu, const KernelTables& t
     mamf_cap[di(DType::kMxfp8)] = f8 / mxfp8_over_fp8;
   }
   if (bf > 0 || f8 > 0)
-    cm.sources_.push_back("gemm cap: best measured rate (MAMF, XLA table) of " + gpu.model +
+    cm.sources_.push_back("gemm cap: best measured rate (MAMF, XLA table) of " + g +
                           (bf > 0 ? " bf16 " + fmt(bf, 5) : std::string()) +
                           (f8 > 0 ? " fp8 " + fmt(f8, 5) : std::string()) + " TFLOP/s");
 }

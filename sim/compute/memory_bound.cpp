@@ -47,8 +47,11 @@ void ComputeModel::Impl::load_memory(const GpuSpec& gpu, const KernelTables& t, 
                           bw_gpu + " = " + fmt(hbm_Bps * 1e-9, 5) + " GB/s (" +
                           fmt(hbm_Bps / gpu.hbm_bandwidth.bytes_per_second(), 3) +
                           " of datasheet), " + t.mem_file);
-    if (bw_gpu != gpu.model)
+    if (bw_gpu != gpu.model) {
       cm.sources_.push_back("memory-bound: " + gpu.model + " has no rows; uses sibling " + bw_gpu);
+      cm.warnings_.push_back(gpu.model + ": no memory-bound rows of its own; uses " + bw_gpu +
+                             "'s measured bandwidth unscaled (fallback)");
+    }
   } else {
     hbm_Bps = kDefaultHbmFraction * gpu.hbm_bandwidth.bytes_per_second();
     cm.warnings_.push_back(gpu.model + ": no memory-bound rows; HBM bandwidth = " +
@@ -69,6 +72,9 @@ void ComputeModel::Impl::load_memory(const GpuSpec& gpu, const KernelTables& t, 
     cm.sources_.push_back("quantize: median of " + std::to_string(q.size()) +
                           " quantization rows on " + quant_gpu + " = " + fmt(quant_Bps * 1e-9, 5) +
                           " GB/s");
+  if (!q.empty() && quant_gpu != gpu.model)
+    cm.warnings_.push_back(gpu.model + ": no quantization rows of its own; quantize uses " +
+                           quant_gpu + "'s measured bandwidth (fallback)");
 }
 
 Time ComputeModel::memory_bound(double bytes) const {

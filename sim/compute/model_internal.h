@@ -117,6 +117,9 @@ struct ComputeModel::Impl {
       ref_fp8;                   // B200 grids: shape-dependent fp8/bf16 speedup for H100 fp8
   double fp8_over_bf16_cap = 0;  // > 0: fp8 derived from bf16 (MAMF fp8/bf16 ratio)
   double gemm_scale = 1.0;       // target / table GPU throughput (MAMF ratio)
+  // The GPU whose measured GEMM rates (MAMF) set gemm_scale and the cap: the target itself, or
+  // (where it has none, e.g. GB300) the first sibling that has them; "" = none.
+  std::string gemm_rate_gpu;
   std::vector<std::pair<double, double>> nvfp4_speedup;  // (log2 m, nvfp4 / bf16 TFLOP/s)
   double mxfp8_over_fp8 = 1.0;     // MXFP8 / per-tensor FP8 GEMM kernel time (Blackwell)
   double nvfp4_over_fp8 = 0;       // > 0: NVFP4 / FP8 GEMM kernel time measured on this die

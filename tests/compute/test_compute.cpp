@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -34,6 +35,10 @@ GpuSpec spec(const std::string& model) {
     g.hbm_bandwidth = Bandwidth::gbytes_per_second(8000);
     g.peak_dense_tflops = {
         {"tf32", 1125}, {"bf16", 2250}, {"fp8", 4500}, {"mxfp8", 4500}, {"nvfp4", 14000}};
+  } else if (model == "GB300") {  // topologies/dgx-gb300-nvl72.json
+    g.hbm_bandwidth = Bandwidth::gbytes_per_second(8000);
+    g.peak_dense_tflops = {
+        {"tf32", 1250}, {"bf16", 2500}, {"fp8", 5000}, {"mxfp8", 5000}, {"nvfp4", 15000}};
   } else if (model == "GB200") {
     g.hbm_bandwidth = Bandwidth::gbytes_per_second(8000);
     g.peak_dense_tflops = {{"tf32", 1250}, {"bf16", 2500}, {"fp8", 5000}, {"mxfp8", 5000}};
@@ -216,6 +221,129 @@ TEST_CASE("attention reproduces measured cuDNN points") {
       h200.attention(s2, false, DType::kBf16).us() / h200.attention(s, false, DType::kBf16).us();
   CHECK(r > 1.6);
   CHECK(r < 2.2);
+}
+
+bool has_line(const std::vector<std::string>& v, const std::string& part) {
+  return std::any_of(v.begin(), v.end(),
+                     [&](const std::string& x) { return x.find(part) != std::string::npos; });
+}
+
+TEST_CASE("GB300 attention comes from its own measured cuDNN rows") {
+  const ComputeModel gb300 = ComputeModel::load(spec("GB300"), kDir);
+  // cudnn-frontend GB300 results (attention.csv), Llama-3.1 preset b=2, s=32768, 64 / 8 heads,
+  // d=128, causal: fwd / bwd 18014 / 59024 us (bf16), 11319 / 41328 (fp8), 12632 / 55340 (mxfp8);
+  // GB200's at the same shape are 21692 / 71756 us (bf16): the doubled SFU exp rate shows.
+  AttentionShape s;
+  s.batch = 2;
+  s.seq_q = s.seq_kv = 32768;
+  s.heads = 64;
+  s.kv_heads = 8;
+  s.head_dim_qk = s.head_dim_v = 128;
+  s.causal = true;
+  for (const auto& [d, fwd, bwd] :
+       {std::tuple{DType::kBf16, 18014.0, 59024.0}, std::tuple{DType::kFp8, 11319.0, 41328.0},
+        std::tuple{DType::kMxfp8, 12632.0, 55340.0}}) {
+    INFO(to_string(d));
+    // A measured shape is reproduced exactly (Shepard weight of a zero-distance point); 1e-6
+    // covers the 1 ps rounding of Time.
+    CHECK(gb300.attention(s, false, d).us() == Approx(fwd).epsilon(1e-6));
+    CHECK(gb300.attention(s, true, d).us() == Approx(bwd).epsilon(1e-6));
+  }
+  // Every GB300 cuDNN row: the model returns the geometric mean of the rows that share its
+  // interpolation coordinates (b·h, s, pairs, d_qk + d_v, causal, h / kv_heads), so it lies
+  // within their range; rows of a unique shape are reproduced exactly.
+  struct Key {
+    double bh, s, kvr, dsum, window;
+    bool causal;
+    std::string kernel, dtype;
+    bool operator<(const Key& o) const {
+      return std::tie(bh, s, kvr, dsum, window, causal, kernel, dtype) <
+             std::tie(o.bh, o.s, o.kvr, o.dsum, o.window, o.causal, o.kernel, o.dtype);
+    }
+  };
+  std::map<Key, std::pair<double, double>> range;
+  std::vector<std::pair<Key, compute_internal::KernelRow>> rows;
+  for (const auto& r : read_kernel_table(kDir + "/calibration/kernels/attention.csv")) {
+    if (r.gpu != "GB300" || r.impl != "cudnn") continue;
+    const Key k{r.batch * r.heads,
+                r.seq_q,
+                r.heads / r.kv_heads,
+                r.head_dim_qk + r.head_dim_v,
+                r.window,
+                r.causal,
+                r.kernel,
+                r.dtype};
+    auto [it, fresh] = range.try_emplace(k, r.time_us, r.time_us);
+    it->second = {std::min(it->second.first, r.time_us), std::max(it->second.second, r.time_us)};
+    rows.emplace_back(k, r);
+  }
+  REQUIRE(rows.size() == 307);  // 440 GB300 rows less 18 FA2 and 115 deterministic-bwd rows
+  for (const auto& [k, r] : rows) {
+    DType d;
+    REQUIRE(parse_dtype(r.dtype, &d));
+    AttentionShape a;
+    a.batch = static_cast<int>(r.batch);
+    a.seq_q = a.seq_kv = static_cast<int>(r.seq_q);
+    a.heads = static_cast<int>(r.heads);
+    a.kv_heads = static_cast<int>(r.kv_heads);
+    a.head_dim_qk = static_cast<int>(r.head_dim_qk);
+    a.head_dim_v = static_cast<int>(r.head_dim_v);
+    a.causal = r.causal;
+    a.window = static_cast<int>(r.window);
+    const double t = gb300.attention(a, r.kernel == "attention_bwd", d).us();
+    INFO(r.kernel << " " << r.dtype << " line " << r.line << " measured " << r.time_us);
+    CHECK(t >= range[k].first * (1 - 1e-6));
+    CHECK(t <= range[k].second * (1 + 1e-6));
+  }
+  CHECK_FALSE(has_line(gb300.warnings(), "attention"));
+}
+
+TEST_CASE("GB300 GEMMs: no rows of their own, GB200's measured scaling, and a warning") {
+  const ComputeModel gb300 = ComputeModel::load(spec("GB300"), kDir);
+  const ComputeModel gb200 = ComputeModel::load(spec("GB200"), kDir);
+  const ComputeModel b200 = ComputeModel::load(spec("B200"), kDir);
+  // No GB300 GEMM row is published (no MAMF, no XLA sm_103 matmul table): BF16 / FP8 / MXFP8
+  // are GB200's (the B200 grid / 1.04872, capped at GB200's MAMF), inside and beyond the box.
+  for (DType d : {DType::kBf16, DType::kFp8, DType::kMxfp8})
+    for (const auto& [m, n, k] :
+         {std::tuple{4096, 4096, 4096}, std::tuple{256, 1024, 512}, std::tuple{16384, 57344, 8192}})
+      CHECK(gb300.gemm(m, n, k, d) == gb200.gemm(m, n, k, d));
+  CHECK(b200.gemm(4096, 4096, 4096, DType::kBf16).us() /
+            gb300.gemm(4096, 4096, 4096, DType::kBf16).us() ==
+        Approx(std::sqrt((1822.0 / 1745.0) * (3615.6 / 3432.5))).epsilon(1e-5));
+  // NVFP4 is Blackwell Ultra's own: the B300 layer benchmark's NVFP4 / FP8 time, 3764 / 6812 us.
+  CHECK(gb300.gemm(15872, 12288, 4096, DType::kNvfp4).us() /
+            gb300.gemm(15872, 12288, 4096, DType::kFp8).us() ==
+        Approx(3764.0 / 6812.0).epsilon(1e-6));
+  CHECK(has_line(gb300.warnings(), "GB300: no GEMM rows of its own"));
+  CHECK(has_line(gb300.sources(), "GB200's measured MAMF ratio 1.049"));
+  CHECK(has_line(gb300.warnings(), "GB300: no quantization rows of its own"));
+  // B300 has its own MAMF rows (no GEMM warning) but borrows GB300's attention and norms.
+  const ComputeModel b300 = ComputeModel::load(spec("B300"), kDir);
+  CHECK_FALSE(has_line(b300.warnings(), "GEMM"));
+  CHECK(has_line(b300.warnings(), "B300: no attention rows of its own; uses GB300's"));
+  CHECK(has_line(b300.warnings(), "B300: no memory-bound rows of its own; uses GB300's"));
+  // B200 keeps its own tables and no warning.
+  CHECK(b200.warnings().empty());
+}
+
+TEST_CASE("GB300 memory-bound kernels run at its own measured norm bandwidth") {
+  // Median over shapes >= 32 MiB of the best implementation's GB/s, GB300 rows only.
+  std::map<std::string, double> best;
+  for (const auto& r : read_kernel_table(kDir + "/calibration/kernels/memory.csv")) {
+    if (r.gpu != "GB300" || r.bytes < 32.0 * 1024 * 1024) continue;
+    double& b = best[r.kernel + r.dtype + std::to_string(r.m) + "x" + std::to_string(r.n)];
+    b = std::max(b, r.gbps);
+  }
+  std::vector<double> v;
+  for (const auto& [key, g] : best)
+    v.push_back(g);
+  REQUIRE(v.size() > 20);
+  std::sort(v.begin(), v.end());
+  const double med = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  const ComputeModel gb300 = ComputeModel::load(spec("GB300"), kDir);
+  CHECK(gb300.hbm_bandwidth_gbps() == Approx(med).epsilon(1e-9));
+  CHECK(gb300.memory_bound(1e9).us() == Approx(1e9 / (med * 1e9) * 1e6).epsilon(1e-6));
 }
 
 TEST_CASE("least squares leaves a column the data cannot distinguish at zero") {
