@@ -543,7 +543,7 @@ TEST_CASE("malformed tables are refused with file and line") {
 
 // Hidden (run with `test_compute "[.report]"`): prints the fit errors and sources per GPU.
 TEST_CASE("fit report", "[.report]") {
-  for (const char* g : {"B200", "GB200", "H100", "H200"}) {
+  for (const char* g : {"B200", "GB200", "B300", "GB300", "H100", "H200"}) {
     const ComputeModel cm = ComputeModel::load(spec(g), kDir);
     for (const auto& r : cm.fit_reports())
       std::printf("%s: %s rows=%d MAPE=%.2f%%\n", g, r.table.c_str(), r.rows, r.mape_percent);
