@@ -13,6 +13,7 @@
 #include "validate/breakdown_csv.h"
 #include "validate/names.h"
 #include "validate/validate.h"
+#include "validate/validate_dispatch.h"
 
 namespace fleetsim {
 namespace {
@@ -125,6 +126,8 @@ int cmd_validate(const ValidateCli& o) {
   if (!o.csv.empty()) write_file(o.csv, validation_breakdown_csv(rep));
   if (o.json) {
     std::fputs(validation_json(rep).c_str(), stdout);
+  } else if (rep.dispatch) {
+    std::fputs(dispatch_report_text(rep).c_str(), stdout);
   } else {
     print_text(rep);
     print_summary(rep);

@@ -13,6 +13,7 @@
 #include "study/cluster.h"
 #include "study/collective.h"
 #include "validate/metrics.h"
+#include "validate/validate_dispatch.h"
 #include "validate/validate_memory.h"
 #include "validate/validate_training.h"
 
@@ -120,6 +121,7 @@ const std::vector<std::string>& default_keys() {
 ValidationReport validate_reference(const std::string& csv_path, const std::string& data_dir,
                                     const ValidateOptions& options) {
   const CsvTable t = parse_csv(read_text_file(csv_path), csv_path);
+  if (is_dispatch_table(t)) return validate_dispatch_table(t, csv_path, data_dir, options);
   check_header(t, csv_path);
   ValidationReport rep;
   rep.reference = csv_path;

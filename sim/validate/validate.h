@@ -66,6 +66,9 @@ struct ValidationReport {
   int n_errors = 0;
   double max_abs_error_pct = 0;  // worst compared row (>= 1 MiB for collectives)
   std::map<std::string, std::pair<double, int>> mape_by_hardware;  // MAPE %, rows
+  // Dispatch benchmark rows (validate_dispatch.h): MAPE %, rows per "library metric [EFA]".
+  bool dispatch = false;
+  std::map<std::string, std::pair<double, int>> mape_by_group;
 };
 
 // Overrides of the global framework parameters (for calibration/fit_framework.py); negative =

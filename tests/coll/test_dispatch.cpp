@@ -1,0 +1,180 @@
+// Expert dispatch (sim/coll/dispatch.h): bytes per copy and per rank for each library and mode
+// against hand counts, the low-latency floor, and one EFA call worked by hand.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "coll/dispatch.h"
+#include "scenario/scenario.h"
+
+using namespace fleetsim;
+
+namespace {
+
+// Two nodes of two GPUs (one NVLink domain each), one NIC per GPU.
+Topology small_topology() {
+  SystemSpec s = load_system("dgx-h100", FLEETSIM_SOURCE_DIR);
+  s.node.gpus = 2;
+  s.nics.per_node = 2;
+  s.unit_nodes = 1;
+  s.scale_up.domain_nodes = 1;
+  return Topology(s, s.fabric, 2);
+}
+
+// 4 ranks, 8 experts (2 per rank), top-2, 100 tokens, hidden 64 (BF16 copy = 128 B).
+DispatchCall small_call(DispatchLibrary lib) {
+  DispatchCall c;
+  c.library = lib;
+  c.ranks = 4;
+  c.tokens_per_rank = 100;
+  c.hidden = 64;
+  c.top_k = 2;
+  c.experts = 8;
+  return c;
+}
+
+// P(a token's 2 of 8 experts include one of the rank's 2) = 1 − C(6,2)/C(8,2) = 1 − 15/28;
+// of the domain's 4: 1 − C(4,2)/C(8,2) = 1 − 6/28.
+constexpr double kPRank = 13.0 / 28.0, kPDomain = 22.0 / 28.0;
+
+}  // namespace
+
+TEST_CASE("dispatch: bytes per token copy, FP8 with one FP32 scale per 128 values") {
+  DispatchCall c = small_call(DispatchLibrary::kDeepEp);
+  c.hidden = 7168;
+  CHECK(dispatch_copy_bytes(c) == 14336.0);  // BF16: 2 · 7168
+  c.fp8 = true;
+  CHECK(dispatch_copy_bytes(c) == 7392.0);  // 7168 + 4 · 7168 / 128 = 7168 + 224
+  c.op = DispatchOp::kCombine;
+  CHECK(dispatch_copy_bytes(c) == 14336.0);  // combine is BF16
+  c.op = DispatchOp::kDispatch;
+  c.mode = DispatchMode::kLowLatency;
+  CHECK(dispatch_copy_bytes(c) == 7408.0);  // + the 16-byte message header (int4)
+}
+
+TEST_CASE("dispatch: expert hit probability without replacement") {
+  CHECK(expert_hit_probability(8, 2, 2) == Approx(kPRank));
+  CHECK(expert_hit_probability(8, 4, 2) == Approx(kPDomain));
+  CHECK(expert_hit_probability(256, 32, 1) == Approx(32.0 / 256.0));
+  // 8 of 64 experts, top-8: 1 − C(56,8)/C(64,8) = 0.6790689 (B200 HybridEP tables' setup).
+  CHECK(expert_hit_probability(64, 8, 8) == Approx(0.6790689102));
+  CHECK(expert_hit_probability(64, 64, 8) == 1.0);
+}
+
+TEST_CASE("dispatch: per-GPU copies inside a domain, per-domain copies with NVLink forwarding") {
+  const Topology topo = small_topology();
+  const DispatchCall c = small_call(DispatchLibrary::kDeepEp);
+  const DispatchMatrix m = dispatch_matrix(topo, c, {0, 1, 2, 3});
+  const double copy = 128, own = 100 * kPRank * copy, node = 100 * kPDomain * copy;
+  // Same domain: one copy per GPU hit, plus the copies GPU 0 forwards for rank 2 (it is rank
+  // 2's rail: local index 0 of domain 0).
+  CHECK(m.bytes[0][1] == Approx(2 * own));
+  CHECK(m.bytes[0][2] == Approx(node));  // the other domain: one copy, to its local-0 GPU
+  CHECK(m.bytes[0][3] == 0.0);
+  CHECK(m.rdma[0][2]);
+  CHECK_FALSE(m.rdma[0][1]);
+  // GPU 2 sends its own tokens to GPU 3 and forwards rank 0's (GPU 3 is rank 1's rail).
+  CHECK(m.bytes[2][3] == Approx(2 * own));
+  CHECK(m.bytes[3][2] == Approx(2 * own));
+  const DispatchCounts n = dispatch_counts(c, 2);
+  CHECK(n.recv_copies == Approx(4 * 100 * kPRank));
+  CHECK(n.node_copies == Approx(2 * 100 * kPDomain));
+  CHECK(n.remote_node_copies == Approx(100 * kPDomain));
+  CHECK(n.pairs == 200.0);
+}
+
+TEST_CASE("dispatch: NCCL and low-latency send every token–expert pair, pplx per GPU") {
+  const Topology topo = small_topology();
+  const DispatchMatrix nccl =
+      dispatch_matrix(topo, small_call(DispatchLibrary::kNccl), {0, 1, 2, 3});
+  DispatchCall ll = small_call(DispatchLibrary::kDeepEp);
+  ll.mode = DispatchMode::kLowLatency;
+  const DispatchMatrix low = dispatch_matrix(topo, ll, {0, 1, 2, 3});
+  const DispatchMatrix pplx =
+      dispatch_matrix(topo, small_call(DispatchLibrary::kPplx), {0, 1, 2, 3});
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      if (i == j) continue;
+      CHECK(nccl.bytes[i][j] == Approx(100 * 2 / 4.0 * 128));  // T·k/R pairs of 2H bytes
+      CHECK(low.bytes[i][j] == Approx(100 * 2 / 4.0 * 144));   // + 16-byte header
+      CHECK(pplx.bytes[i][j] == Approx(100 * kPRank * 128));   // no forwarding
+    }
+  }
+  CHECK(dispatch_counts(small_call(DispatchLibrary::kNccl), 2).recv_copies == 200.0);
+  DispatchCall perfect = small_call(DispatchLibrary::kNvlinkOneSided);
+  perfect.routing = DispatchRouting::kPerfect;  // top-2 over 2 distinct ranks of 4
+  CHECK(dispatch_counts(perfect, 4).recv_copies == Approx(4 * 100 * 0.5));
+}
+
+TEST_CASE("dispatch: the low-latency floor") {
+  const SystemSpec s = load_system("p6-b200.48xlarge", FLEETSIM_SOURCE_DIR);
+  const Topology topo(s, s.fabric, 2);
+  const CollectiveParams params = load_collective_params(s, FLEETSIM_SOURCE_DIR);
+  DispatchCall c;
+  c.library = DispatchLibrary::kUcclEp;
+  c.mode = DispatchMode::kLowLatency;
+  c.fp8 = true;
+  c.ranks = 16;
+  c.hidden = 7168;
+  c.top_k = 8;
+  c.experts = 288;
+  c.nvlink = false;
+  std::vector<int> gpus(16);
+  for (int i = 0; i < 16; ++i)
+    gpus[i] = i;
+  const DispatchGlobals& g = dispatch_globals();
+  // One token: 8 messages of 7408 B through the 400 Gb/s NIC, 8·15/16 of them remote.
+  c.tokens_per_rank = 1;
+  const double one =
+      g.ll_fixed.us() + 8 * 7408 / (50e9 * g.eta_net) * 1e6 + 8 * 15.0 / 16.0 * g.ll_message.us();
+  const Time t1 = simulate_dispatch(topo, params, c, gpus, 1).time;
+  CHECK(t1.us() == Approx(one).epsilon(1e-6));
+  CHECK(t1.us() - g.ll_fixed.us() < 3.0);  // the floor: one token costs < 3 us over t_ll
+  c.tokens_per_rank = 128;
+  const Time t128 = simulate_dispatch(topo, params, c, gpus, 1).time;
+  CHECK(t128.us() == Approx(g.ll_fixed.us() + 128 * (one - g.ll_fixed.us())).epsilon(1e-6));
+}
+
+// UCCL-EP normal FP8 dispatch, EP16 on two p5en (8 × H200, 16 × 200 Gb/s EFA: two NICs per
+// GPU), DeepSeek-V3 profile: 4096 tokens, hidden 7168, top-8 of 288 experts, Torch API.
+TEST_CASE("dispatch: an EFA call worked by hand (UCCL-EP EP16 on p5en)") {
+  const SystemSpec s = load_system("p5en.48xlarge", FLEETSIM_SOURCE_DIR);
+  const Topology topo(s, s.fabric, 2);
+  const CollectiveParams params = load_collective_params(s, FLEETSIM_SOURCE_DIR);
+  DispatchCall c;
+  c.library = DispatchLibrary::kUcclEp;
+  c.fp8 = true;
+  c.ranks = 16;
+  c.tokens_per_rank = 4096;
+  c.hidden = 7168;
+  c.top_k = 8;
+  c.experts = 288;
+  c.api = DispatchApi::kTorch;
+  std::vector<int> gpus(16);
+  for (int i = 0; i < 16; ++i)
+    gpus[i] = i;
+  const DispatchParams& lp = dispatch_params(DispatchLibrary::kUcclEp);
+  const DispatchGlobals& g = dispatch_globals();
+  const double copy = 7392;
+  const double p_rank = 0.4072059934;    // 1 − C(270,8)/C(288,8): 18 experts per rank
+  const double p_domain = 0.9964648895;  // 1 − C(144,8)/C(288,8): 144 per node
+  const double node_copies = 2 * 4096 * p_domain, recv = 16 * 4096 * p_rank;
+  // RDMA stage: every node copy, own node included, at ρ · 2 × 25 GB/s.
+  const double stage = node_copies * copy / (50e9 * g.rho_stage) * 1e6;
+  // SMs: 20 (DeepEP's default), c_tok + bytes / r_sm per received copy.
+  const double sm = recv * (lp.c_tok_us * 1e-6 + copy / (lp.r_sm_gbps * 1e9)) / 20 * 1e6;
+  // Network: the remote node copy over both NICs of the GPU (SRD sprays over them), at the
+  // fabric's 0.97 protocol efficiency and η_net; NVLink: 7 own-domain peers plus the forwarded
+  // copies of the other node's 8 senders, 14 × 4096 × p_rank copies in and out, at η_nvl.
+  const double rdma = 4096 * p_domain * copy / g.eta_net / (2 * 25e9 * 0.97) * 1e6;
+  const double nvl = 14 * 4096 * p_rank * copy / (450e9 * lp.eta_nvl) * 1e6;
+  const DispatchResult r = simulate_dispatch(topo, params, c, gpus, 1);
+  CHECK(r.stage.us() == Approx(stage).epsilon(1e-6));
+  CHECK(r.sm.us() == Approx(sm).epsilon(1e-6));
+  CHECK(r.flow.us() == Approx(std::max(rdma, nvl)).epsilon(0.03));
+  CHECK(r.flow.us() < 1.2 * rdma);  // one NIC alone would take twice the RDMA time
+  CHECK(r.api.us() == Approx(g.api_wait_deepep.us()));
+  const double total = lp.fixed_dispatch.us() + std::max({stage, sm, r.flow.us()}) + r.api.us();
+  CHECK(r.time.us() == Approx(total).epsilon(1e-6));
+  // The measurement (UCCL-EP README, p5en, EP16 dispatch): 1196 us.
+  CHECK(std::fabs(r.time.us() / 1196.0 - 1) < 0.10);
+}
