@@ -38,6 +38,10 @@ struct TrainingWorkload {
   bool symmetry = false;
   int ranks_per_domain = 0;            // placement: ranks per NVLink domain (0 = fill domains)
   std::optional<RoutingSpec> routing;  // MoE routing model (absent = balanced)
+  // framework.release (scenario/release_loader.h): the release named, and one line per switch
+  // of its recipe that was recorded but not applied (the report lists them as warnings).
+  std::string release;
+  std::vector<std::string> release_notes;
 };
 
 struct Scenario {

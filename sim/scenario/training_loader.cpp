@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "scenario/json_reader.h"
 #include "scenario/model_loader.h"
+#include "scenario/release_loader.h"
 #include "scenario/scenario.h"
 
 namespace fleetsim {
@@ -31,11 +32,17 @@ const std::vector<std::string> kParallelismKeys = {
     "fsdp"};
 const std::vector<std::string> kBatchKeys = {"global", "micro", "seq_len"};
 const std::vector<std::string> kRecomputeKeys = {"mode", "layers", "modules"};
-const std::vector<std::string> kFrameworkKeys = {"tp_comm_overlap",      "overlap_grad_reduce",
-                                                 "overlap_param_gather", "bucket_params",
-                                                 "kernel_gap",           "kernel_efficiency",
-                                                 "pipeline_split",       "moe_dispatcher",
-                                                 "ep_comm_overlap",      "memory"};
+const std::vector<std::string> kFrameworkKeys = {"tp_comm_overlap",
+                                                 "overlap_grad_reduce",
+                                                 "overlap_param_gather",
+                                                 "bucket_params",
+                                                 "kernel_gap",
+                                                 "kernel_efficiency",
+                                                 "pipeline_split",
+                                                 "moe_dispatcher",
+                                                 "ep_comm_overlap",
+                                                 "memory",
+                                                 "release"};
 // framework.memory: what the framework does to memory (workload/memory.h MemoryOptions).
 const std::vector<std::string> kMemoryKeys = {"recipe",
                                               "main_grads",
@@ -214,6 +221,20 @@ void read_framework(const Obj& w, TrainingWorkload* out) {
   }
 }
 
+// framework.release: the switches of that release's recipe for this model, GPU and precision
+// (calibration/releases.json); the explicit framework keys read after it override them.
+void read_release(const Obj& w, const SystemSpec& system, const std::string& data_dir,
+                  TrainingWorkload* out) {
+  if (!w.has("framework")) return;
+  const Obj f = w.object("framework", kFrameworkKeys);
+  if (!f.has("release")) return;
+  const std::string name = f.str("release");
+  const ReleaseRecipe r = resolve_release(name, out->model.name, system.gpu.model,
+                                          out->par.precision, data_dir, w.file(), f.at("release"));
+  out->release = name;
+  out->release_notes = apply_release(r, !w.has("recompute"), out);
+}
+
 // "routing" of a mixture-of-experts model (t.model and t.par already read).
 void read_routing(const Obj& w, TrainingWorkload* out) {
   TrainingWorkload& t = *out;
@@ -305,6 +326,7 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
         w.choice("precision", {"bf16", "fp8_ds", "fp8_cs", "fp8_blk", "mxfp8", "nvfp4"}),
         &t.par.precision);
   }
+  read_release(w, system, data_dir, &t);
   read_framework(w, &t);
   if (w.has("symmetry")) t.symmetry = w.boolean("symmetry");
   read_routing(w, &t);

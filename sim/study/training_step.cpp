@@ -30,6 +30,11 @@ double eplb_extra_bytes(const ModelSpec& m, const ParallelConfig& p, int slots_p
   return extra_slots * one_expert * layers_on_stage * (2.0 + 4.0 + 12.0 / std::max(1.0, edp));
 }
 
+// framework.release switches recorded but not applied: never dropped silently.
+void add_release_notes(const TrainingWorkload& w, StepResult* r) {
+  r->warnings.insert(r->warnings.end(), w.release_notes.begin(), w.release_notes.end());
+}
+
 }  // namespace
 
 StepInput training_step_input(const TrainingWorkload& w, uint64_t seed, bool want_trace) {
@@ -53,6 +58,7 @@ StepOutcome simulate_training_step(const TrainingWorkload& w, uint64_t seed,
   StepInput& in = out.input;
   if (!w.routing || !is_moe(w.model)) {
     out.result = simulate_step(in, cluster.topo, cluster.collective, compute);
+    add_release_notes(w, &out.result);
     return out;
   }
   const ParallelConfig& p = w.par;
@@ -76,6 +82,7 @@ StepOutcome simulate_training_step(const TrainingWorkload& w, uint64_t seed,
   moe.all_to_all_share = step_s > 0 ? out.result.breakdown.ep_exposed / step_s : 0;
   moe.eplb_extra_bytes = eplb_extra_bytes(m, p, routed.slots_per_rank);
   out.moe = moe;
+  add_release_notes(w, &out.result);
   return out;
 }
 

@@ -50,6 +50,7 @@ struct ValidationRow {
   std::string family;     // training rows: the zoo model simulated ("llama3-70b")
   std::string config;     // training rows: the parallel configuration simulated
   std::string defaults;   // training rows: the --default values used ("mbs=1")
+  std::string release;    // training rows: the framework release whose switches were used
   std::string notes;      // how names were resolved, the peak an MFU row used
   std::string reason;
   RowBreakdown breakdown;

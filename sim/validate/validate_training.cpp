@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "scenario/model_loader.h"
+#include "scenario/release_loader.h"
 #include "scenario/scenario.h"
 #include "study/cluster.h"
 #include "study/training_step.h"
@@ -205,25 +206,30 @@ double mfu_peak(const std::map<std::string, std::string>& f, double datasheet, s
   return datasheet;
 }
 
-void apply_recipe(const ModelSpec& model, const ParallelConfig& p, const std::string& system,
-                  TrainingWorkload* in) {
-  // NeMo's performance recipes overlap TP communication with GEMMs whenever tp > 1, and overlap
-  // the distributed optimizer's gradient reduce-scatter and parameter all-gather.
-  in->fw.tp_comm_overlap = p.tp > 1;
-  // DeepSeek-V3: NVIDIA's published recipes (Megatron MoE Model Zoo, best_practice/DeepSeekV3:
-  // run.sh for H100 and B200, run_gb200.sh) use the flex dispatcher (DeepEP / HybridEP),
-  // batch-level EP all-to-all overlap on H100 and B200, and selective recompute of the MLPs
-  // (plus the MLA up-projections on H100 and B200). Megatron-Core runs the EP overlap only in
-  // the combined 1F1B schedules of no pipelining and of the interleaved pipeline: with pp > 1
-  // it requires a virtual pipeline (TransformerConfig asserts it), so rows with pp > 1 and no
-  // vp ran without it.
-  if (model.name == "deepseek-v3") {
-    in->fw.moe_dispatcher = MoeDispatcher::kDeepEp;
-    const bool gb200 = system == "dgx-gb200-nvl72";
-    in->fw.ep_comm_overlap = !gb200 && (p.pp == 1 || p.vp > 1);
-    in->par.recompute = Recompute::kSelective;
-    in->par.recompute_modules = kRecomputeMlp | (gb200 ? 0u : kRecomputeMlaUpProj);
+// The release the row was measured with: its source_version column ("26.08 NeMo container")
+// through calibration/releases.json, else the table's default release, said in the row's notes.
+// The release's recipe switches for this model, GPU and precision replace the defaults
+// (docs/calibration.md, "Framework releases").
+void apply_row_release(const std::map<std::string, std::string>& f, const std::string& data_dir,
+                       const SystemSpec& sys, ValidationRow* v, TrainingWorkload* in) {
+  const std::string version = get(f, "source_version");
+  std::string rel = release_for_version(version, data_dir);
+  std::string note;
+  if (rel.empty()) {
+    rel = default_release(data_dir);
+    note = "release " + rel + " (default: " +
+           (version.empty() ? std::string("no source_version")
+                            : "source_version '" + version + "' names no known release") +
+           ")";
+  } else {
+    note = "release " + rel;
   }
+  const ReleaseRecipe r =
+      resolve_release(rel, in->model.name, sys.gpu.model, in->par.precision, data_dir, "", "");
+  const size_t unapplied = apply_release(r, /*set_recompute=*/true, in).size();
+  if (unapplied > 0) note += " (" + std::to_string(unapplied) + " switches recorded only)";
+  v->release = rel;
+  v->notes += std::string(v->notes.empty() ? "" : "; ") + note;
 }
 
 void fill_breakdown(const StepResult& r, RowBreakdown* b) {
@@ -274,7 +280,7 @@ static void simulate_row(const std::map<std::string, std::string>& f, const Metr
   in.fw = load_framework_defaults(ctx.data_dir);
   if (ctx.options.kernel_gap_us >= 0) in.fw.kernel_gap = Time::from_us(ctx.options.kernel_gap_us);
   if (ctx.options.kernel_efficiency > 0) in.fw.kernel_efficiency = ctx.options.kernel_efficiency;
-  apply_recipe(model, p, v->system, &in);
+  apply_row_release(f, ctx.data_dir, sys, v, &in);
   const StepResult r =
       simulate_training_step(in, StepInput{}.seed, cluster, /*want_trace=*/false).result;
 

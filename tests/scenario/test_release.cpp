@@ -1,0 +1,193 @@
+// framework.release (calibration/releases.json, scenario/release_loader.h): a release's switches
+// against the recipe values they cite, written out by hand from the recipe files; the precedence
+// of explicit framework keys; validate's container version → release mapping; bad names.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "core/error.h"
+#include "scenario/release_loader.h"
+#include "scenario/scenario.h"
+#include "validate/validate.h"
+
+using namespace fleetsim;
+
+namespace {
+
+const std::string kDir = FLEETSIM_SOURCE_DIR;
+
+std::string value(const ReleaseRecipe& r, const char* name) {
+  const ReleaseSwitch* s = r.find(name);
+  return s ? s->value : "(unset)";
+}
+
+ReleaseRecipe qwen_gb300(const char* release) {
+  return resolve_release(release, "qwen3-30b-a3b", "GB300", PrecisionRecipe::kMxfp8, kDir, "t",
+                         "/x");
+}
+
+LoadOptions opts() {
+  LoadOptions o;
+  o.data_dir = kDir;
+  return o;
+}
+
+// Qwen3-30B-A3B on 8 GB300 (2 trays of the NVL72 rack), MBS 8, MXFP8, with these framework keys.
+std::string qwen_scenario(const std::string& framework) {
+  return R"({"name": "q", "cluster": {"system": "dgx-gb300-nvl72", "count": 1},
+    "workload": {"type": "training", "model": "qwen3-30b-a3b", "gpus": 8,
+    "parallelism": {"ep": 8}, "precision": "mxfp8",
+    "batch": {"global": 512, "micro": 8, "seq_len": 4096},
+    "framework": )" +
+         framework + "}}";
+}
+
+}  // namespace
+
+TEST_CASE("release switch table: Qwen3-30B-A3B MXFP8 on GB300, 26.04.01 vs 26.06 vs 26.08") {
+  // Megatron-Bridge v0.4.2 scripts/performance/configs/qwen/qwen3_workload_base_configs.py:
+  // QWEN3_30B_A3B_PRETRAIN_CONFIG_GB300_FP8_MX_V1 = ..._FP8_CS_V1: micro_batch_size=8,
+  // moe_flex_dispatcher_backend="hybridep", cuda_graph_impl="transformer_engine",
+  // cuda_graph_scope=["moe_router", "moe_preprocess"]; set_qwen3_common_configs:
+  // moe_router_fusion = True; CommOverlapConfig(tp_comm_overlap=True).
+  const ReleaseRecipe a = qwen_gb300("nemo-26.04.01");
+  CHECK(value(a, "moe_dispatcher") == "flex");
+  CHECK(value(a, "moe_flex_backend") == "hybridep");
+  CHECK(value(a, "cuda_graphs") == "scopes");
+  CHECK(value(a, "cuda_graph_scopes") == "moe_router+moe_preprocess");
+  CHECK(value(a, "ep_comm_overlap") == "false");
+  CHECK(value(a, "moe_router_fusion") == "true");
+  CHECK(value(a, "tp_comm_overlap") == "true");
+  CHECK(value(a, "fused_grouped_mlp") == "(unset)");
+  // v0.5.0, same file L358-L365: moe_a2a_overlap=True, cuda_graph_impl="full_iteration",
+  // cuda_graph_scope=[], cutedsl_fused_grouped_mlp=True, fp8_dot_product_attention=True.
+  const ReleaseRecipe b = qwen_gb300("nemo-26.06");
+  CHECK(value(b, "cuda_graphs") == "full_iteration");
+  CHECK(value(b, "cuda_graph_scopes") == "none");
+  CHECK(value(b, "ep_comm_overlap") == "true");
+  CHECK(value(b, "fused_grouped_mlp") == "true");
+  CHECK(value(b, "fp8_attention") == "true");
+  CHECK(value(b, "moe_flex_backend") == "hybridep");
+  // v0.6.0 perf_recipes/qwen/common.py _enable_hybridep_full_iteration_mxfp8: full_iteration,
+  // overlap_moe_expert_parallel_comm=True, use_transformer_engine_op_fuser=True.
+  const ReleaseRecipe c = qwen_gb300("nemo-26.08");
+  CHECK(value(c, "cuda_graphs") == "full_iteration");
+  CHECK(value(c, "ep_comm_overlap") == "true");
+  CHECK(value(c, "te_op_fuser") == "true");
+  CHECK(value(c, "fused_grouped_mlp") == "(unset)");
+  // Every switch carries the citation of the rule that set it.
+  for (const ReleaseSwitch& s : b.switches)
+    CHECK(s.source.find("https://github.com/") == 0);
+  CHECK(b.find("ep_comm_overlap")->source.find("v0.5.0/scripts/performance/configs/qwen/") !=
+        std::string::npos);
+}
+
+TEST_CASE("release switch table: the same release differs by GPU and precision as the recipes") {
+  // v0.5.0: the GB300 BF16 recipe keeps the TE-scoped graphs; only MXFP8 went full-iteration.
+  const ReleaseRecipe bf16 = resolve_release("nemo-26.06", "qwen3-30b-a3b", "GB300",
+                                             PrecisionRecipe::kBf16, kDir, "t", "/x");
+  CHECK(value(bf16, "cuda_graphs") == "scopes");
+  CHECK(value(bf16, "ep_comm_overlap") == "false");
+  // v0.3.0 QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_*_V1: no flex backend (alltoall), MBS default.
+  const ReleaseRecipe b200 = resolve_release("nemo-26.02", "qwen3-30b-a3b", "B200",
+                                             PrecisionRecipe::kMxfp8, kDir, "t", "/x");
+  CHECK(value(b200, "moe_dispatcher") == "alltoall");
+  // v0.1.0rc3 run_script.py: DeepSeek-V3 with DeepEP and A2A_1F1B on H100 only.
+  const ReleaseRecipe h100 = resolve_release("nemo-25.09", "deepseek-v3", "H100",
+                                             PrecisionRecipe::kFp8Current, kDir, "t", "/x");
+  CHECK(value(h100, "moe_flex_backend") == "deepep");
+  CHECK(value(h100, "ep_comm_overlap") == "true");
+  CHECK(value(h100, "recompute_modules") == "mla_up_proj+mlp");
+  CHECK(value(h100, "overlap_grad_reduce") == "false");
+  const ReleaseRecipe gb200 = resolve_release("nemo-25.09", "deepseek-v3", "GB200",
+                                              PrecisionRecipe::kFp8Current, kDir, "t", "/x");
+  CHECK(value(gb200, "moe_dispatcher") == "alltoall");
+  CHECK(value(gb200, "recompute_modules") == "mla_up_proj+mlp+moe_act");
+  // A dense model gets only the release-wide switches.
+  const ReleaseRecipe llama = resolve_release("nemo-26.04", "llama3-70b", "GB300",
+                                              PrecisionRecipe::kMxfp8, kDir, "t", "/x");
+  CHECK(value(llama, "tp_comm_overlap") == "true");
+  CHECK(llama.find("cuda_graphs") == nullptr);
+}
+
+TEST_CASE(
+    "framework.release sets the modelled switches; explicit keys override; the rest is "
+    "reported") {
+  Scenario s = parse_scenario(qwen_scenario(R"({"release": "nemo-26.06"})"), "s.json", opts());
+  const TrainingWorkload& t = *s.training;
+  CHECK(t.release == "nemo-26.06");
+  CHECK(t.fw.moe_dispatcher == MoeDispatcher::kDeepEp);
+  CHECK(t.fw.ep_comm_overlap);
+  CHECK(t.fw.tp_comm_overlap);
+  // Recorded, not yet modelled, each named in the notes the report lists as warnings.
+  bool graphs = false;
+  for (const std::string& n : t.release_notes)
+    graphs |= n.find("cuda_graphs=full_iteration recorded, not yet modelled") != std::string::npos;
+  CHECK(graphs);
+  // An explicit key wins over the release.
+  s = parse_scenario(
+      qwen_scenario(R"({"release": "nemo-26.06", "ep_comm_overlap": false, "moe_dispatcher":
+      "alltoall"})"),
+      "s.json", opts());
+  CHECK_FALSE(s.training->fw.ep_comm_overlap);
+  CHECK(s.training->fw.moe_dispatcher == MoeDispatcher::kAllToAll);
+  // Without a release: the defaults, whatever the order of keys.
+  s = parse_scenario(qwen_scenario("{}"), "s.json", opts());
+  CHECK_FALSE(s.training->fw.ep_comm_overlap);
+  CHECK(s.training->fw.moe_dispatcher == MoeDispatcher::kAllToAll);
+  CHECK(s.training->release_notes.empty());
+}
+
+TEST_CASE("framework.release: an unknown name is an input error with the pointer and the names") {
+  std::string msg;
+  try {
+    parse_scenario(qwen_scenario(R"({"release": "nemo-26.07"})"), "s.json", opts());
+  } catch (const InputError& e) {
+    msg = e.what();
+  }
+  CHECK(msg.find("s.json:/workload/framework/release: unknown release 'nemo-26.07'") !=
+        std::string::npos);
+  CHECK(msg.find("known: nemo-24.03.01, nemo-24.07,") != std::string::npos);
+  CHECK(msg.find("nemo-26.08") != std::string::npos);
+}
+
+TEST_CASE("validate: the row's container version picks the release") {
+  CHECK(release_for_version("26.08 NeMo container", kDir) == "nemo-26.08");
+  CHECK(release_for_version("26.04.01 NeMo container", kDir) == "nemo-26.04.01");
+  CHECK(release_for_version("NeMo 24.07 container (final revision of page)", kDir) == "nemo-24.07");
+  CHECK(release_for_version("NeMo docs performance_long_sequence.md (NeMo25.04.rc2)", kDir) ==
+        "nemo-25.04");
+  CHECK(release_for_version("my cluster, 2026", kDir).empty());
+  CHECK(release_for_version("", kDir).empty());
+  CHECK(default_release(kDir) == "nemo-26.08");
+
+  // Two rows of the same GB300 configuration: the release (and only it) differs, so the
+  // predictions differ by the switches of 26.04.01 vs 26.06 alone; a row without a known version
+  // runs the default release and says so.
+  const std::string path = "/tmp/fleetsim_test_release_rows.csv";
+  {
+    std::ofstream f(path);
+    f << "source_url,source_version,hardware,num_gpus,model,precision,seq_len,gbs,mbs,tp,pp,cp,"
+         "vp,ep,etp,dp,metric_name,metric_value,metric_unit,notes\n";
+    const char* cfg =
+        ",DGX-GB300,8,Qwen3_30B_a3B,MXFP8,4096,512,8,1,1,1,,8,,,tokens_per_sec_per_gpu,";
+    f << "https://example.invalid/a,26.04.01 NeMo container" << cfg << "31744,tokens/s/GPU,x\n";
+    f << "https://example.invalid/b,26.06 NeMo container" << cfg << "45275,tokens/s/GPU,x\n";
+    f << "https://example.invalid/c,unknown build" << cfg << "45000,tokens/s/GPU,x\n";
+  }
+  const ValidationReport r = validate_reference(path, kDir);
+  std::remove(path.c_str());
+  REQUIRE(r.rows.size() == 3);
+  for (const auto& v : r.rows)
+    REQUIRE_FALSE(v.skipped);
+  CHECK(r.rows[0].release == "nemo-26.04.01");
+  CHECK(r.rows[1].release == "nemo-26.06");
+  CHECK(r.rows[2].release == "nemo-26.08");
+  CHECK(r.rows[2].notes.find("release nemo-26.08 (default: source_version 'unknown build' names "
+                             "no known release)") != std::string::npos);
+  // 26.06 turns EP all-to-all overlap on (modelled): the step cannot get slower.
+  CHECK(r.rows[1].predicted > r.rows[0].predicted);
+  CHECK(r.rows[1].breakdown.ep_exposed_s < r.rows[0].breakdown.ep_exposed_s);
+}
