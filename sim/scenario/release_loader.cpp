@@ -89,7 +89,8 @@ Table load_table(const std::string& data_dir) {
   if (!rules.is_array()) top.fail("/rules", "expected an array");
   for (size_t i = 0; i < rules.size(); ++i) {
     const std::string rp = "/rules/" + std::to_string(i);
-    const Obj r(rules[i], t.path, rp, {"releases", "model", "gpu", "precision", "set", "source"});
+    const Obj r(rules[i], t.path, rp,
+                {"releases", "model", "gpu", "precision", "layout", "set", "source"});
     const json& range = r.get("releases");
     if (!range.is_array() || range.size() != 2 || !range[0].is_string() || !range[1].is_string())
       r.fail(r.at("releases"), "expected [first release, last release]");
@@ -99,6 +100,11 @@ Table load_table(const std::string& data_dir) {
         r.fail(r.at("releases") + "/" + std::to_string(k), "unknown release '" + n + "'");
     }
     if (r.str("source").empty()) r.fail(r.at("source"), "every rule cites its source");
+    if (r.has("layout")) {
+      const Obj l = r.object("layout", {"pp", "vp", "ep"});
+      for (const char* k : {"pp", "vp", "ep"})
+        if (l.has(k)) l.integer(k, 1, 1 << 20);
+    }
     const json& set = r.get("set");
     if (!set.is_object() || set.empty()) r.fail(r.at("set"), "expected an object of switches");
     for (const auto& [k, v] : set.items()) {
@@ -171,8 +177,17 @@ std::string release_for_version(const std::string& source_version, const std::st
   return std::find(names.begin(), names.end(), name) != names.end() ? name : "";
 }
 
+// A rule's "layout" (the recipe variant's pp / vp / ep) matches `par`; no layout = any.
+bool layout_matches(const Obj& r, const ParallelConfig& par) {
+  if (!r.has("layout")) return true;
+  const Obj l = r.object("layout", {"pp", "vp", "ep"});
+  return (!l.has("pp") || l.integer("pp", 1, 1 << 20) == par.pp) &&
+         (!l.has("vp") || l.integer("vp", 1, 1 << 20) == par.vp) &&
+         (!l.has("ep") || l.integer("ep", 1, 1 << 20) == par.ep);
+}
+
 ReleaseRecipe resolve_release(const std::string& release, const std::string& model,
-                              const std::string& gpu, PrecisionRecipe precision,
+                              const std::string& gpu, const ParallelConfig& par,
                               const std::string& data_dir, const std::string& file,
                               const std::string& ptr) {
   const Table t = load_table(data_dir);
@@ -196,12 +211,12 @@ ReleaseRecipe resolve_release(const std::string& release, const std::string& mod
   const json& rules = t.doc["rules"];
   for (size_t i = 0; i < rules.size(); ++i) {
     const Obj r(rules[i], t.path, "/rules/" + std::to_string(i),
-                {"releases", "model", "gpu", "precision", "set", "source"});
+                {"releases", "model", "gpu", "precision", "layout", "set", "source"});
     const json& range = r.get("releases");
     if (at < index(range[0].get<std::string>()) || at > index(range[1].get<std::string>()))
       continue;
     if (!listed(r, "model", model) || !listed(r, "gpu", gpu) ||
-        !listed(r, "precision", to_string(precision)))
+        !listed(r, "precision", to_string(par.precision)) || !layout_matches(r, par))
       continue;
     for (const auto& [k, v] : r.get("set").items()) {
       ReleaseSwitch s{k, render(v), r.str("source"), find_def(k)->modelled};

@@ -36,10 +36,11 @@ std::string default_release(const std::string& data_dir);
 // YY.MM[.PP] in the text, "nemo-" prefixed, if the table knows it; "" otherwise.
 std::string release_for_version(const std::string& source_version, const std::string& data_dir);
 
-// The switches `release` sets for `model` (zoo name) on `gpu` (GpuSpec::model, "GB300") in
-// `precision`. An unknown release is an InputError at (file, ptr) listing the known names.
+// The switches `release` sets for `model` (zoo name) on `gpu` (GpuSpec::model, "GB300") with
+// `par` (its precision; a rule with a "layout" also needs the recipe variant's pp / vp / ep). An
+// unknown release is an InputError at (file, ptr) listing the known names.
 ReleaseRecipe resolve_release(const std::string& release, const std::string& model,
-                              const std::string& gpu, PrecisionRecipe precision,
+                              const std::string& gpu, const ParallelConfig& par,
                               const std::string& data_dir, const std::string& file,
                               const std::string& ptr);
 

@@ -229,8 +229,8 @@ void read_release(const Obj& w, const SystemSpec& system, const std::string& dat
   const Obj f = w.object("framework", kFrameworkKeys);
   if (!f.has("release")) return;
   const std::string name = f.str("release");
-  const ReleaseRecipe r = resolve_release(name, out->model.name, system.gpu.model,
-                                          out->par.precision, data_dir, w.file(), f.at("release"));
+  const ReleaseRecipe r = resolve_release(name, out->model.name, system.gpu.model, out->par,
+                                          data_dir, w.file(), f.at("release"));
   out->release = name;
   out->release_notes = apply_release(r, !w.has("recompute"), out);
 }

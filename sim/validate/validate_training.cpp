@@ -225,7 +225,7 @@ void apply_row_release(const std::map<std::string, std::string>& f, const std::s
     note = "release " + rel;
   }
   const ReleaseRecipe r =
-      resolve_release(rel, in->model.name, sys.gpu.model, in->par.precision, data_dir, "", "");
+      resolve_release(rel, in->model.name, sys.gpu.model, in->par, data_dir, "", "");
   const size_t unapplied = apply_release(r, /*set_recompute=*/true, in).size();
   if (unapplied > 0) note += " (" + std::to_string(unapplied) + " switches recorded only)";
   v->release = rel;

@@ -20,7 +20,7 @@ printf '{"name": "x", "cluster": {"system": "p6-b200.48xlarge", "count": 2, "fab
 check bad-key 2 "$bin" run "$tmp/bad.json"
 if grep -q "bad.json:/cluster/fabrc: unknown key 'fabrc'; did you mean 'fabric'?" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL bad-key message"; cat "$tmp/err"; fi
 # framework.release: an unknown release is exit 2 with the pointer and the known names.
-printf '{"name": "r", "cluster": {"system": "p6-b200.48xlarge", "count": 1}, "workload": {"type": "training", "model": "llama3-8b", "batch": {"global": 8, "micro": 1, "seq_len": 4096}, "framework": {"release": "nemo-26.07"}}}' >"$tmp/release.json"
+printf '{"name": "r", "cluster": {"system": "p6-b200.48xlarge", "count": 1}, "workload": {"type": "training", "model": "llama3-8b", "parallelism": {"tp": 1}, "batch": {"global": 8, "micro": 1, "seq_len": 4096}, "framework": {"release": "nemo-26.07"}}}' >"$tmp/release.json"
 check bad-release 2 "$bin" run "$tmp/release.json"
 if grep -q "release.json:/workload/framework/release: unknown release 'nemo-26.07'.*known: nemo-24.03.01, nemo-24.07, .*nemo-26.08" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL bad-release message"; cat "$tmp/err"; fi
 printf '\xff\xfe not json' >"$tmp/binary.json"

@@ -23,8 +23,17 @@ std::string value(const ReleaseRecipe& r, const char* name) {
   return s ? s->value : "(unset)";
 }
 
+ParallelConfig par(PrecisionRecipe precision, int pp = 1, int vp = 1, int ep = 8) {
+  ParallelConfig p;
+  p.precision = precision;
+  p.pp = pp;
+  p.vp = vp;
+  p.ep = ep;
+  return p;
+}
+
 ReleaseRecipe qwen_gb300(const char* release) {
-  return resolve_release(release, "qwen3-30b-a3b", "GB300", PrecisionRecipe::kMxfp8, kDir, "t",
+  return resolve_release(release, "qwen3-30b-a3b", "GB300", par(PrecisionRecipe::kMxfp8), kDir, "t",
                          "/x");
 }
 
@@ -87,34 +96,45 @@ TEST_CASE("release switch table: Qwen3-30B-A3B MXFP8 on GB300, 26.04.01 vs 26.06
 TEST_CASE("release switch table: the same release differs by GPU and precision as the recipes") {
   // v0.5.0: the GB300 BF16 recipe keeps the TE-scoped graphs; only MXFP8 went full-iteration.
   const ReleaseRecipe bf16 = resolve_release("nemo-26.06", "qwen3-30b-a3b", "GB300",
-                                             PrecisionRecipe::kBf16, kDir, "t", "/x");
+                                             par(PrecisionRecipe::kBf16), kDir, "t", "/x");
   CHECK(value(bf16, "cuda_graphs") == "scopes");
   CHECK(value(bf16, "ep_comm_overlap") == "false");
   // v0.3.0 QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_*_V1: no flex backend (alltoall), MBS default.
   const ReleaseRecipe b200 = resolve_release("nemo-26.02", "qwen3-30b-a3b", "B200",
-                                             PrecisionRecipe::kMxfp8, kDir, "t", "/x");
+                                             par(PrecisionRecipe::kMxfp8), kDir, "t", "/x");
   CHECK(value(b200, "moe_dispatcher") == "alltoall");
   // v0.1.0rc3 run_script.py: DeepSeek-V3 with DeepEP and A2A_1F1B on H100 only.
   const ReleaseRecipe h100 = resolve_release("nemo-25.09", "deepseek-v3", "H100",
-                                             PrecisionRecipe::kFp8Current, kDir, "t", "/x");
+                                             par(PrecisionRecipe::kFp8Current), kDir, "t", "/x");
   CHECK(value(h100, "moe_flex_backend") == "deepep");
   CHECK(value(h100, "ep_comm_overlap") == "true");
   CHECK(value(h100, "recompute_modules") == "mla_up_proj+mlp");
   CHECK(value(h100, "overlap_grad_reduce") == "false");
   const ReleaseRecipe gb200 = resolve_release("nemo-25.09", "deepseek-v3", "GB200",
-                                              PrecisionRecipe::kFp8Current, kDir, "t", "/x");
+                                              par(PrecisionRecipe::kFp8Current), kDir, "t", "/x");
   CHECK(value(gb200, "moe_dispatcher") == "alltoall");
   CHECK(value(gb200, "recompute_modules") == "mla_up_proj+mlp+moe_act");
+  // Recipe variants by layout: v0.4.2 DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2 (PP 8, VP 2,
+  // EP 32): deepep, moe_a2a_overlap, recompute mla_up_proj + mlp; the PP 16 / EP 8 variant
+  // (_V1) keeps hybridep and recompute mla_up_proj.
+  const ReleaseRecipe v2 = resolve_release("nemo-26.04.01", "deepseek-v3", "B200",
+                                           par(PrecisionRecipe::kMxfp8, 8, 2, 32), kDir, "t", "/x");
+  CHECK(value(v2, "moe_flex_backend") == "deepep");
+  CHECK(value(v2, "ep_comm_overlap") == "true");
+  CHECK(value(v2, "recompute_modules") == "mla_up_proj+mlp");
+  const ReleaseRecipe v1 = resolve_release("nemo-26.04.01", "deepseek-v3", "B200",
+                                           par(PrecisionRecipe::kMxfp8, 16, 1, 8), kDir, "t", "/x");
+  CHECK(value(v1, "moe_flex_backend") == "hybridep");
+  CHECK(value(v1, "ep_comm_overlap") == "false");
+  CHECK(value(v1, "recompute_modules") == "mla_up_proj");
   // A dense model gets only the release-wide switches.
   const ReleaseRecipe llama = resolve_release("nemo-26.04", "llama3-70b", "GB300",
-                                              PrecisionRecipe::kMxfp8, kDir, "t", "/x");
+                                              par(PrecisionRecipe::kMxfp8), kDir, "t", "/x");
   CHECK(value(llama, "tp_comm_overlap") == "true");
   CHECK(llama.find("cuda_graphs") == nullptr);
 }
 
-TEST_CASE(
-    "framework.release sets the modelled switches; explicit keys override; the rest is "
-    "reported") {
+TEST_CASE("framework.release sets the modelled switches and explicit keys override them") {
   Scenario s = parse_scenario(qwen_scenario(R"({"release": "nemo-26.06"})"), "s.json", opts());
   const TrainingWorkload& t = *s.training;
   CHECK(t.release == "nemo-26.06");
