@@ -70,7 +70,7 @@ validate: build
 calibrate: build
 	/usr/bin/python3 calibration/fit_collectives.py --reference $(KERNEL_TIMINGS) --out calibration/collectives.json
 	/usr/bin/python3 calibration/import_kernels.py --reference $(KERNEL_TIMINGS)
-	/usr/bin/python3 calibration/fit_framework.py --fleetsim build/release/fleetsim --reference $(VALIDATION_DIR)/nemo_performance_summary.csv
+	/usr/bin/python3 calibration/fit_framework.py --fleetsim build/release/fleetsim --reference $(VALIDATION_DIR)/nemo_performance_summary.csv --report calibration/framework-fit.md
 
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i

@@ -43,6 +43,8 @@ const std::vector<SwitchDef>& switch_defs() {
        false,
        {"attn", "mlp", "moe", "moe_router", "moe_preprocess", "mamba"}},
       {"moe_router_fusion", Kind::kBool, false, {}},
+      {"moe_grouped_gemm", Kind::kBool, false, {}},
+      {"moe_permute_fusion", Kind::kBool, false, {}},
       {"moe_token_drop", Kind::kBool, false, {}},
       {"fused_grouped_mlp", Kind::kBool, false, {}},
       {"te_op_fuser", Kind::kBool, false, {}},
