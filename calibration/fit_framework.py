@@ -151,7 +151,12 @@ def main():
     print(f"leave-one-family-out MAPE: {lofo_mean:.2f}% (mean of {len(families)} families), "
           f"{lofo_pooled:.2f}% pooled over {len(held_out)} held-out rows\n")
 
-    md = []
+    md = ["# Framework fit (written by `make calibrate`: calibration/fit_framework.py --report)", ""]
+    grid = f"kernel_efficiency {effs[0]:g}-{effs[-1]:g} step {args.eff_step:g}"
+    if fit_gap:
+        grid = "kernel_gap " + " / ".join(f"{g:g}" for g in gaps) + " us x " + grid
+    md.append(f"Grid: {grid} ({len(points)} validate passes).")
+    md.append("")
     md.append(f"Global fit: **{fmt_point(points[best])}**, MAPE **{all_mape[best]:.2f} %** over "
               f"{len(lines)} compared rows of `{pathlib.Path(args.reference).name}`. "
               f"Leave-one-family-out MAPE: **{lofo_mean:.2f} %** (mean over {len(families)} "
