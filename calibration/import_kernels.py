@@ -9,6 +9,8 @@ harness also writes:
   grouped_gemm.csv  grouped GEMM for MoE experts (torchao on B200, DeepGEMM on H800)
   attention.csv     fused attention fwd / bwd (cuDNN SDPA; FA2 rows kept with impl=fa2)
   memory.csv        memory-bound kernels: RMSNorm / LayerNorm, softmax, FP8 / MXFP8 casts
+  ssm.csv           state-space / linear-attention kernels from sources/ssm-kernels.csv (Mamba-2
+                    SSD chunk scan); that file feeds only this table
 
 Every row keeps the GPU label, dtype and URL of its source. Derived values say so in `time_from`.
 The main table is calibration/sources/kernel-timings.csv (the project's published kernel
@@ -27,6 +29,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REFERENCE_NAME = "kernel-timings.csv"
+SSM_NAME = "ssm-kernels.csv"  # read only by ssm_rows (its FLA attention baselines stay out)
 DEFAULT_REF = os.path.join(HERE, "sources", REFERENCE_NAME)
 
 COLUMNS = [
@@ -333,6 +336,39 @@ def memory_rows(src):
     return out
 
 
+SSM_KERNELS = ("mamba2_ssd_chunk_scan_fwd",)
+
+
+def ssm_rows(src):
+    """Mamba-2 SSD rows; flops by the source's formula, recomputed from the shape so that the
+    table is self-consistent: 2*b*L*Q*h*p*0.5 + 2*b*L*h*p*N (chunk Q and state N from the notes).
+    The causal_conv1d rows (a workstation GPU, not simulated) and the linear-attention rows (no
+    layer of that kind is modelled yet) are left out."""
+    out = []
+    for r in src:
+        if r["kernel"] not in SSM_KERNELS:
+            continue
+        gpu = norm_gpu(r["gpu"])
+        if gpu is None:
+            continue
+        notes = r["notes"]
+        state = int(re.search(r"d_state (\d+)", notes).group(1))
+        chunk = int(re.search(r"chunk_size (\d+)", notes).group(1))
+        groups = int(re.search(r"groups (\d+)", notes).group(1))
+        b, L, h, p = num(r["batch"]), num(r["seq_len"]), num(r["heads"]), num(r["head_dim"])
+        flops = 2.0 * b * L * chunk * h * p * 0.5 + 2.0 * b * L * h * p * state
+        o = blank()
+        o.update(gpu=gpu, kernel=r["kernel"], dtype=norm_dtype(r["dtype"].split(" ")[0]),
+                 impl="tilelang", batch=b, m=state, n=chunk, k=groups, seq_q=L, seq_kv=L,
+                 heads=h, kv_heads=h, head_dim_qk=p, head_dim_v=p, causal="1", window=0,
+                 flops=flops, time_us=float(r["time_us"]),
+                 achieved_tflops=float(r["achieved_tflops"]), time_from="measured",
+                 source_gpu=r["gpu"], source_dtype=r["dtype"], source_url=r["source_url"],
+                 notes="m = d_state, n = chunk_size, k = groups; " + notes)
+        out.append(o)
+    return out
+
+
 def write(path, rows):
     with open(path, "w", newline="") as f:
         f.write("# fleetsim kernel calibration table; format: calibration/KERNELS.md\n")
@@ -352,17 +388,19 @@ def main():
     a = ap.parse_args()
     with open(a.reference, newline="") as f:
         src = list(csv.DictReader(f))
+    ssm_src = []
     if os.path.isdir(a.sources):
         for name in sorted(os.listdir(a.sources)):
             if name.endswith(".csv") and name != REFERENCE_NAME:
                 with open(os.path.join(a.sources, name), newline="") as f:
-                    src.extend(csv.DictReader(f))
+                    (ssm_src if name == SSM_NAME else src).extend(csv.DictReader(f))
     os.makedirs(a.out, exist_ok=True)
     tables = {
         "gemm.csv": gemm_rows(src) + layer_rows(src),
         "grouped_gemm.csv": grouped_rows(src),
         "attention.csv": attention_rows(src),
         "memory.csv": memory_rows(src),
+        "ssm.csv": ssm_rows(ssm_src),
     }
     for name, rows in tables.items():
         write(os.path.join(a.out, name), rows)
