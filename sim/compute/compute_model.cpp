@@ -195,6 +195,7 @@ ComputeModel ComputeModel::load(const GpuSpec& gpu, const std::string& data_dir)
   im.load_gemm_cap(gpu, t, cm);
   if (!im.no_tables) im.load_grouped(tgpu, t, cm);
   im.load_attention(gpu, t, cm);
+  im.load_ssm(gpu, dir + "ssm.csv");
   return cm;
 }
 

@@ -35,6 +35,18 @@ struct AttentionShape {
   int window = 0;  // sliding window (0 = full)
 };
 
+// Mamba-2 SSD chunked scan on one GPU: `batch` sequences of `seq` tokens, the GPU's heads and
+// B/C groups, head dim, state size and chunk length.
+struct SsdShape {
+  int64_t batch = 1;
+  int64_t seq = 0;
+  int heads = 0;
+  int head_dim = 0;
+  int state = 0;
+  int groups = 1;
+  int chunk = 0;
+};
+
 class ComputeModel {
  public:
   // Loads <data_dir>/calibration/kernels/{gemm,grouped_gemm,attention,memory}.csv for `gpu`
@@ -66,6 +78,14 @@ class ComputeModel {
   // column-wise blocks) and for per-tensor FP8 on Hopper / Ada (a transposed copy); 1 for
   // per-tensor FP8 on Blackwell, which reads FP8 column-wise natively.
   int quantized_copies(DType dtype) const;
+
+  // Mamba-2 SSD (calibration/kernels/ssm.csv, ssm.cpp): the chunk_scan sub-kernel alone
+  // (forward, the measured kernel), and the whole chunked scan forward or backward.
+  Time ssd_chunk_scan(const SsdShape& s) const;
+  Time ssd_scan(const SsdShape& s, bool backward) const;
+  // Where ssd_scan's times come from; `fallback` set when this GPU has no measured rows (the
+  // line is then a warning). Not part of sources(): only models with Mamba-2 layers report it.
+  std::string ssd_source(bool* fallback) const;
 
   double peak_tflops(DType dtype) const;  // datasheet dense peak used for the fallback / MFU
   const std::string& gpu() const { return gpu_; }

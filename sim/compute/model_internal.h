@@ -136,6 +136,12 @@ struct ComputeModel::Impl {
   std::array<double, compute_internal::kNumDTypes> attn_scale{1, 1, 1, 1, 1};
   // Memory
   double hbm_Bps = 0, quant_Bps = 0, floor_us = compute_internal::kDefaultFloorUs;
+  // Mamba-2 SSD (ssm.cpp): chunk_scan TFLOP/s by log2(tokens) of the GPU whose rows serve this
+  // one, times ssd_scale (this GPU's bf16 peak / theirs when borrowed).
+  std::vector<std::pair<double, double>> ssd_rate;
+  double ssd_scale = 1.0;
+  std::string ssd_note;
+  bool ssd_fallback = false;
   std::vector<FitReport> reports;
   // Measured GEMM grids of a calibration set, by DType (compute/import.h).
   std::array<compute_internal::MeasuredGemm, compute_internal::kNumDTypes> measured;
@@ -161,7 +167,8 @@ struct ComputeModel::Impl {
   void load_grouped(const std::string& tgpu, const compute_internal::KernelTables& t,
                     ComputeModel& cm);  // grouped_gemm.cpp
   void load_attention(const GpuSpec& gpu, const compute_internal::KernelTables& t,
-                      ComputeModel& cm);  // attention.cpp
+                      ComputeModel& cm);                       // attention.cpp
+  void load_ssm(const GpuSpec& gpu, const std::string& file);  // ssm.cpp
 };
 
 }  // namespace fleetsim

@@ -7,6 +7,8 @@
 //             window_kind "sliding"|"chunked", window_pattern, window_layers},
 //   moe?{experts, shared_experts, top_k, expert_ffn, shared_expert_ffn, first_k_dense,
 //        layer_freq},
+//   blocks? "M*-E..." (hybrid per-layer pattern, one character per layer: M Mamba-2, * attention,
+//   - dense MLP, E MoE), mamba?{heads, head_dim, state, groups, conv_kernel, chunk},
 //   mtp_layers, published_total_params?, published_active_params?,
 //   unmodelled[{feature, impact "none"|"small"|"material", note}], origin?{field: text}, notes?
 #include "scenario/model_loader.h"
@@ -44,6 +46,8 @@ const std::vector<std::string> kModelKeys = {"id",
                                              "max_seq_len",
                                              "attention",
                                              "moe",
+                                             "blocks",
+                                             "mamba",
                                              "mtp_layers",
                                              "published_total_params",
                                              "published_active_params",
@@ -57,6 +61,8 @@ const std::vector<std::string> kAttentionKeys = {
 const std::vector<std::string> kMoeKeys = {"experts",    "shared_experts",    "top_k",
                                            "expert_ffn", "shared_expert_ffn", "first_k_dense",
                                            "layer_freq"};
+const std::vector<std::string> kMambaKeys = {"heads",  "head_dim",    "state",
+                                             "groups", "conv_kernel", "chunk"};
 const std::vector<std::string> kUnmodelledKeys = {"feature", "impact", "note"};
 
 constexpr int64_t kMaxWidth = int64_t{1} << 24;  // 16 M: hidden / FFN widths
@@ -149,6 +155,49 @@ MoeSpec read_moe(const Obj& o, int layers) {
   return s;
 }
 
+MambaSpec read_mamba(const Obj& o) {
+  MambaSpec s;
+  s.heads = static_cast<int>(o.integer("heads", 1, 65536));
+  s.head_dim = static_cast<int>(o.integer("head_dim", 1, 4096));
+  s.state = static_cast<int>(o.integer("state", 1, 4096));
+  s.groups = static_cast<int>(o.integer("groups", 1, s.heads));
+  s.conv_kernel = static_cast<int>(o.integer("conv_kernel", 1, 64));
+  s.chunk = static_cast<int>(o.integer("chunk", 1, 65536));
+  if (s.heads % s.groups != 0) {
+    o.fail(o.at("groups"),
+           "must divide heads (" + std::to_string(s.heads) + "), got " + std::to_string(s.groups));
+  }
+  return s;
+}
+
+// The hybrid pattern: one block kind per layer, and the parts each kind needs.
+void read_blocks(const Obj& root, ModelSpec* m) {
+  const std::string text = root.str("blocks");
+  size_t bad = 0;
+  if (!parse_block_pattern(text, &m->blocks, &bad)) {
+    root.fail(root.at("blocks"),
+              text.empty() ? std::string("expected a non-empty pattern of M * - E")
+                           : "character " + std::to_string(bad) + " '" + text.substr(bad, 1) +
+                                 "' is not a block kind (M Mamba-2, * attention, - MLP, E MoE)");
+  }
+  if (static_cast<int>(m->blocks.size()) != m->layers) {
+    root.fail(root.at("blocks"),
+              "has " + std::to_string(m->blocks.size()) +
+                  " blocks; expected one per layer (layers = " + std::to_string(m->layers) + ")");
+  }
+  auto count = [&](BlockKind k) { return std::count(m->blocks.begin(), m->blocks.end(), k); };
+  if (count(BlockKind::kMamba) > 0 && !root.has("mamba"))
+    root.fail(root.at("mamba"), "missing: the pattern has Mamba-2 blocks (M)");
+  if (count(BlockKind::kMamba) == 0 && root.has("mamba"))
+    root.fail(root.at("mamba"), "only valid when the pattern has Mamba-2 blocks (M)");
+  if (count(BlockKind::kMoe) > 0 && !is_moe(*m))
+    root.fail(root.at("moe"), "missing: the pattern has MoE blocks (E)");
+  if (count(BlockKind::kMoe) == 0 && is_moe(*m))
+    root.fail(root.at("blocks"), "has no MoE block (E) but the model defines \"moe\"");
+  if (is_moe(*m) && (m->moe.first_k_dense != 0 || m->moe.layer_freq != 1))
+    root.fail(root.at("moe"), "first_k_dense / layer_freq do not apply: the pattern places MoE");
+}
+
 // "origin": where each field came from (written by `fleetsim model import`), strings only.
 void check_origin(const Obj& root) {
   const json& o = root.get("origin");
@@ -213,9 +262,15 @@ ModelSpec parse_model_text(const std::string& json_text, const std::string& file
   m.attention = read_attention(root.object("attention", kAttentionKeys), m.hidden);
   if (root.has("moe")) m.moe = read_moe(root.object("moe", kMoeKeys), m.layers);
   m.mtp_layers = int_or(root, "mtp_layers", 0, 16, 0);
+  if (root.has("mamba")) m.mamba = read_mamba(root.object("mamba", kMambaKeys));
+  if (root.has("blocks")) read_blocks(root, &m);
+  if (!root.has("blocks") && root.has("mamba"))
+    root.fail(root.at("mamba"), "only valid with a \"blocks\" pattern that has Mamba-2 blocks");
 
   // The dense FFN width is needed when some layer is dense.
-  const bool any_dense = !is_moe(m) || m.layers > moe_layer_count(m);
+  const bool any_dense = is_hybrid(m)
+                             ? std::count(m.blocks.begin(), m.blocks.end(), BlockKind::kMlp) > 0
+                             : !is_moe(m) || m.layers > moe_layer_count(m);
   m.ffn = root.has("ffn") ? root.integer("ffn", 0, kMaxWidth) : 0;
   if (any_dense && m.ffn == 0) {
     root.fail(root.at("ffn"), std::string("expected an FFN width > 0: ") +
@@ -225,7 +280,7 @@ ModelSpec parse_model_text(const std::string& json_text, const std::string& file
   if (is_moe(m) && moe_layer_count(m) == 0) {
     root.fail(root.at("moe"), "no layer is MoE with these first_k_dense / layer_freq values");
   }
-  if (m.mtp_layers > 0 && is_moe(m) && !is_moe_layer(m, m.layers - 1)) {
+  if (m.mtp_layers > 0 && is_moe(m) && !is_hybrid(m) && !is_moe_layer(m, m.layers - 1)) {
     root.fail(root.at("mtp_layers"),
               "MTP modules take the shape of the last layer, which must then be an MoE layer");
   }

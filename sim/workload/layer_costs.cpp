@@ -70,7 +70,10 @@ const Block& LayerCostModel::layer(int layer, bool backward) {
   const auto& a = m_.attention;
   const bool windowed =
       a.sliding_window > 0 && a.window_pattern > 0 && (layer % a.window_pattern) < a.window_layers;
-  const int kind = (moe ? 1 : 0) + (windowed ? 2 : 0);
+  // Hybrid blocks differ by kind (layers past the decoder are MTP modules: attention + FFN).
+  const int block =
+      is_hybrid(m_) && layer < m_.layers ? 1 + static_cast<int>(block_kind(m_, layer)) : 0;
+  const int kind = (moe ? 1 : 0) + (windowed ? 2 : 0) + 4 * block;
   const auto key = std::make_pair(kind, backward);
   auto it = layer_memo_.find(key);
   if (it != layer_memo_.end()) return it->second;

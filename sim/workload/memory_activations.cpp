@@ -28,6 +28,8 @@
 // Tensor parallelism divides everything by tp with sequence parallelism; without it the norm
 // inputs, attn_in, mlp_in and the masks stay whole: sbh(10 + 24/t + 5as/(ht)). Expert
 // activations follow the tokens (/tp under SP) times the busiest EP rank's token factor.
+// Hybrid blocks (one norm each) keep only their part: attention terms (attn_in, q, k, v, core,
+// o, one mask) or FFN terms (mlp_in, mlp / moe, one mask), or a Mamba-2 mixer's (mamba_32nds).
 // Context parallelism makes s → s/cp. Selective recompute drops what the recomputed modules
 // rebuild; offloaded modules' saved tensors leave the GPU.
 #include <algorithm>
@@ -53,6 +55,87 @@ int64_t gemm_input_32nds(PrecisionRecipe r) {
       return 18;
   }
   return 64;
+}
+
+// Saved tensors of a Mamba-2 mixer per token, in 32nds of a byte, split over TP (heads):
+// conv1d input x, B, C (the in_proj output, 2 B) and its SiLU output (the SSD's x, B, C), z for
+// the gate, dt (bf16 in, fp32 after softplus) and the scan's fp32 dA_cumsum, the scan output y
+// (gated norm input) and the norm output (out_proj input, a GEMM input); mamba_ssm's
+// mamba_chunk_scan_combined saves no chunk states (it recomputes them in backward).
+int64_t mamba_32nds(const MambaSpec& s, int64_t g32) {
+  return 64 * 2 * s.conv_channels() + 64 * s.d_inner() /*z*/ + (64 + 128 + 128) * s.heads +
+         64 * s.d_inner() /*y*/ + g32 * s.d_inner();
+}
+
+// The attention terms of one layer (q, k, v, o, core), 32nds of a byte per token, split over TP.
+int64_t attention_32nds(const ModelSpec& m, const ParallelConfig& p, const MemoryOptions& o,
+                        Recompute recompute, int64_t g32) {
+  const AttentionSpec& a = m.attention;
+  const int64_t s = p.seq_len / p.cp;
+  const bool fp8 = p.precision != PrecisionRecipe::kBf16;
+  const int64_t mask = o.dropout ? 1 : 0;
+  const bool selective = recompute == Recompute::kSelective;
+  auto recomputed = [&](unsigned module) { return selective && (p.recompute_modules & module); };
+  const auto off = [&](unsigned module) { return (o.offload_modules & module) != 0; };
+  int64_t split = 0;
+  const int64_t o_width = a.kind == AttentionKind::kMla ? int64_t{a.heads} * a.v_head_dim
+                                                        : int64_t{a.heads} * a.head_dim;
+  const bool core_off = off(kOffloadCoreAttn);
+  if (a.kind == AttentionKind::kMla) {
+    const int64_t qk = int64_t{a.heads} * (a.qk_nope_head_dim + a.qk_rope_head_dim);
+    // Latents, q, k, v (inputs of the fused attention). With mla_up_proj recomputed, q, k and
+    // v are rebuilt from the latents.
+    split += 64 * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim);
+    if (!recomputed(kRecomputeMlaUpProj) && !core_off) split += 64 * (2 * qk + o_width);
+  } else if (!core_off) {
+    const int64_t qw = int64_t{a.heads} * a.head_dim;
+    const int64_t kvw = int64_t{a.kv_heads} * a.head_dim;
+    split += 64 * (qw + kvw) + 64 * kvw;
+  }
+  // The attention output: kept by the attention kernel, and (the same tensor in bf16, an FP8
+  // copy otherwise) by the output projection.
+  if (fp8) {
+    split += (core_off ? 0 : 64 * o_width) + (off(kOffloadAttnProj) ? 0 : g32 * o_width);
+  } else if (!(core_off && off(kOffloadAttnProj))) {
+    split += 64 * o_width;
+  }
+  if (!core_off &&
+      (recompute == Recompute::kNone || (selective && !recomputed(kRecomputeCoreAttn)))) {
+    split +=
+        o.flash_attention ? 32 * 4 * int64_t{a.heads} : 32 * (2 + 3 * mask) * int64_t{a.heads} * s;
+  }
+  return split;
+}
+
+// The MLP / MoE terms of one layer, 32nds of a byte per token, split over TP.
+int64_t ffn_32nds(const ModelSpec& m, const ParallelConfig& p, const MemoryOptions& o,
+                  Recompute recompute, bool moe, int64_t g32) {
+  const int64_t h = m.hidden;
+  const bool selective = recompute == Recompute::kSelective;
+  auto recomputed = [&](unsigned module) { return selective && (p.recompute_modules & module); };
+  const auto off = [&](unsigned module) { return (o.offload_modules & module) != 0; };
+  int64_t split = 0;
+  // MLP: fc1 output kept by the activation (2 B per width, twice for gated) + fc2's input.
+  const int64_t fc1_out = m.mlp == MlpKind::kGated ? 128 : 64;
+  const bool mlp_recomputed = recomputed(kRecomputeMlp);
+  if (moe) {
+    const int64_t f = m.moe.expert_ffn;
+    // One routed copy: permuted input, fc1 output, activation output (recomputed with
+    // moe_act), expert output kept for the combine.
+    const int64_t copy = (off(kOffloadExpertFc1) ? 0 : g32 * h) +
+                         (off(kOffloadMoeAct) ? 0 : fc1_out * f) +
+                         (recomputed(kRecomputeMoeAct) ? 0 : g32 * f) + 64 * h;
+    const int64_t copies_x1000 =
+        static_cast<int64_t>(static_cast<double>(m.moe.top_k) * o.moe_token_factor * 1000 + 0.5);
+    split += copy * copies_x1000 / 1000 +
+             (mlp_recomputed
+                  ? 0
+                  : int64_t{m.moe.shared_experts} * (fc1_out + g32) * m.moe.shared_expert_ffn) +
+             32 * 4 * int64_t{m.moe.experts};
+  } else {
+    split += mlp_recomputed ? 0 : (fc1_out + g32) * m.ffn;
+  }
+  return split;
 }
 
 }  // namespace
@@ -100,20 +183,19 @@ std::vector<int> in_flight_per_chunk(const ParallelConfig& p, int stage) {
   return out;
 }
 
-// size-exception: one accounting table, term by term as in the file comment
 int64_t layer_activation_bytes(const ModelSpec& m, int layer, const ParallelConfig& p,
                                const MemoryOptions& o, Recompute recompute) {
-  const AttentionSpec& a = m.attention;
   const int64_t h = m.hidden;
-  const int64_t s = p.seq_len / p.cp;
-  const int64_t tokens = s * p.micro_batch;
+  const int64_t tokens = int64_t{p.seq_len / p.cp} * p.micro_batch;
   const int64_t mask = o.dropout ? 1 : 0;
   const bool sp = p.sequence_parallel || p.tp == 1;
   const int64_t g32 = gemm_input_32nds(p.precision);  // saved GEMM input, 32nds of a byte
-  const bool fp8 = p.precision != PrecisionRecipe::kBf16;
   const auto off = [&](unsigned module) { return (o.offload_modules & module) != 0; };
 
   const bool moe = layer >= m.layers ? is_moe(m) : is_moe_layer(m, layer);
+  const bool attn = has_attention(m, layer), ffn = has_ffn(m, layer);
+  const bool mamba = !attn && !ffn;
+  const int norm_count = is_hybrid(m) && layer < m.layers ? 1 : m.norms_per_layer;
   // Selective recompute of a module (Megatron's --recompute-modules): what it recomputes in
   // backward is not stored, only its input (which another term already counts).
   const bool selective = recompute == Recompute::kSelective;
@@ -121,59 +203,18 @@ int64_t layer_activation_bytes(const ModelSpec& m, int layer, const ParallelConf
   // Per-token bytes in 32nds, kept whole on every TP rank without SP, and split over TP.
   int64_t norms = 0;
   if (!recomputed(kRecomputeLayernorm)) {
-    for (int n = 0; n < m.norms_per_layer; ++n) {
-      const bool offloaded = (n == 0 && off(kOffloadAttnNorm)) || (n == 1 && off(kOffloadMlpNorm));
+    for (int n = 0; n < norm_count; ++n) {
+      const unsigned first = !attn && ffn ? kOffloadMlpNorm : kOffloadAttnNorm;
+      const bool offloaded = (n == 0 && off(first)) || (n == 1 && off(kOffloadMlpNorm));
       norms += offloaded ? 0 : 64 * h;
     }
   }
-  int64_t replicated = norms + g32 * h /*attn_in*/ + g32 * h /*mlp_in*/ + 64 * mask * h /*masks*/;
-  int64_t split = 0;
-  const int64_t o_width = a.kind == AttentionKind::kMla ? int64_t{a.heads} * a.v_head_dim
-                                                        : int64_t{a.heads} * a.head_dim;
-  const bool core_off = off(kOffloadCoreAttn);
-  if (a.kind == AttentionKind::kMla) {
-    const int64_t qk = int64_t{a.heads} * (a.qk_nope_head_dim + a.qk_rope_head_dim);
-    // Latents, q, k, v (inputs of the fused attention). With mla_up_proj recomputed, q, k and
-    // v are rebuilt from the latents.
-    split += 64 * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim);
-    if (!recomputed(kRecomputeMlaUpProj) && !core_off) split += 64 * (2 * qk + o_width);
-  } else if (!core_off) {
-    const int64_t qw = int64_t{a.heads} * a.head_dim;
-    const int64_t kvw = int64_t{a.kv_heads} * a.head_dim;
-    split += 64 * (qw + kvw) + 64 * kvw;
-  }
-  // The attention output: kept by the attention kernel, and (the same tensor in bf16, an FP8
-  // copy otherwise) by the output projection.
-  if (fp8) {
-    split += (core_off ? 0 : 64 * o_width) + (off(kOffloadAttnProj) ? 0 : g32 * o_width);
-  } else if (!(core_off && off(kOffloadAttnProj))) {
-    split += 64 * o_width;
-  }
-  if (!core_off &&
-      (recompute == Recompute::kNone || (selective && !recomputed(kRecomputeCoreAttn)))) {
-    split +=
-        o.flash_attention ? 32 * 4 * int64_t{a.heads} : 32 * (2 + 3 * mask) * int64_t{a.heads} * s;
-  }
-  // MLP: fc1 output kept by the activation (2 B per width, twice for gated) + fc2's input.
-  const int64_t fc1_out = m.mlp == MlpKind::kGated ? 128 : 64;
-  const bool mlp_recomputed = recomputed(kRecomputeMlp);
-  if (moe) {
-    const int64_t f = m.moe.expert_ffn;
-    // One routed copy: permuted input, fc1 output, activation output (recomputed with
-    // moe_act), expert output kept for the combine.
-    const int64_t copy = (off(kOffloadExpertFc1) ? 0 : g32 * h) +
-                         (off(kOffloadMoeAct) ? 0 : fc1_out * f) +
-                         (recomputed(kRecomputeMoeAct) ? 0 : g32 * f) + 64 * h;
-    const int64_t copies_x1000 =
-        static_cast<int64_t>(static_cast<double>(m.moe.top_k) * o.moe_token_factor * 1000 + 0.5);
-    split += copy * copies_x1000 / 1000 +
-             (mlp_recomputed
-                  ? 0
-                  : int64_t{m.moe.shared_experts} * (fc1_out + g32) * m.moe.shared_expert_ffn) +
-             32 * 4 * int64_t{m.moe.experts};
-  } else {
-    split += mlp_recomputed ? 0 : (fc1_out + g32) * m.ffn;
-  }
+  const int64_t residuals = (attn || mamba ? 1 : 0) + (ffn ? 1 : 0);
+  int64_t replicated = norms + (attn || mamba ? g32 * h : 0) /*attn_in*/ +
+                       (ffn ? g32 * h : 0) /*mlp_in*/ + 32 * mask * residuals * h /*masks*/;
+  int64_t split = mamba ? mamba_32nds(m.mamba, g32) : 0;
+  if (attn) split += attention_32nds(m, p, o, recompute, g32);
+  if (ffn) split += ffn_32nds(m, p, o, recompute, moe, g32);
   const int64_t per_token_32 = sp ? (replicated + split) / p.tp : replicated + split / p.tp;
   return per_token_32 * tokens / 32;
 }

@@ -69,19 +69,28 @@ int64_t v_width(const ModelSpec& m) {
 }
 
 // Training FLOPs per token of decoder layer `i` (weights and attention core).
+// A hybrid model's layer is one block: Mamba-2 (Megatron's term), attention or an FFN.
 double layer_flops(const ModelSpec& m, int i, int seq_len, const FlopConvention& c) {
-  double w = static_cast<double>(attention_weights(m));
-  if (is_moe_layer(m, i)) {
+  if (is_hybrid(m) && i < m.layers && block_kind(m, i) == BlockKind::kMamba)
+    return 3.0 * megatron_mamba_flops_per_token(m);
+  const bool attn = has_attention(m, i);
+  double w = attn ? static_cast<double>(attention_weights(m)) : 0.0;
+  if (!has_ffn(m, i)) {
+    // attention block only
+  } else if (is_moe_layer(m, i)) {
     w += static_cast<double>(m.moe.top_k * mlp_weights(m, m.moe.expert_ffn) +
                              m.moe.shared_experts * mlp_weights(m, m.moe.shared_expert_ffn));
   } else {
     w += static_cast<double>(mlp_weights(m, m.ffn));
   }
-  double keys = attended_keys(m, i, seq_len);
+  double keys = attn ? attended_keys(m, i, seq_len) : 0.0;
   if (!c.causal) keys *= 2.0;
   const double core = 2.0 * keys * static_cast<double>(qk_width(m) + v_width(m));
   return 6.0 * w + 3.0 * core;
 }
+
+int64_t attention_params(const ModelSpec& m);
+void moe_params(const ModelSpec& m, LayerParams* p);
 
 }  // namespace
 
@@ -90,6 +99,7 @@ bool is_moe(const ModelSpec& m) {
 }
 
 bool is_moe_layer(const ModelSpec& m, int i) {
+  if (is_hybrid(m) && i < m.layers) return block_kind(m, i) == BlockKind::kMoe;
   if (!is_moe(m) || i < m.moe.first_k_dense) return false;
   const int freq = std::max(1, m.moe.layer_freq);
   return (i - m.moe.first_k_dense + 1) % freq == 0;
@@ -104,30 +114,64 @@ int moe_layer_count(const ModelSpec& m) {
 
 LayerParams layer_params(const ModelSpec& m, int layer) {
   FLEETSIM_ASSERT(layer >= 0 && layer < std::max(1, m.layers) + m.mtp_layers);
-  const AttentionSpec& a = m.attention;
   const int64_t h = m.hidden;
   LayerParams p;
-  p.attention = attention_weights(m);
-  if (a.kind == AttentionKind::kMla) {
-    p.attention += a.kv_lora_rank + a.q_lora_rank;  // RMSNorm on the q and kv latents
-  } else {
-    if (a.qkv_bias) p.attention += int64_t{a.heads + 2 * a.kv_heads} * a.head_dim;
-    if (a.qk_norm) p.attention += 2 * int64_t{a.head_dim};
+  if (is_hybrid(m) && layer < m.layers) {
+    // One block: its pre-norm and one mixer or FFN.
+    p.norms = norm_vector(m) * h;
+    switch (block_kind(m, layer)) {
+      case BlockKind::kMamba:
+        p.attention = mamba_params(m);
+        return p;
+      case BlockKind::kMlp:
+        p.dense_mlp = mlp_params(m, m.ffn);
+        return p;
+      case BlockKind::kMoe:
+        moe_params(m, &p);
+        return p;
+      case BlockKind::kAttention:
+        break;
+    }
+    p.attention = attention_params(m);
+    return p;
   }
-  if (m.linear_bias) p.attention += h;  // output projection bias
+  p.attention = attention_params(m);
   p.norms = m.norms_per_layer * norm_vector(m) * h;
   // Layers past the decoder (MTP modules) take the shape of an MoE layer in MoE models.
   const bool moe = layer >= m.layers ? is_moe(m) : is_moe_layer(m, layer);
   if (moe) {
-    p.router = h * m.moe.experts + (m.linear_bias ? m.moe.experts : 0);
-    p.one_expert = mlp_params(m, m.moe.expert_ffn);
-    p.routed_experts = p.one_expert * m.moe.experts;
-    p.shared_experts = mlp_params(m, m.moe.shared_expert_ffn) * m.moe.shared_experts;
+    moe_params(m, &p);
   } else {
     p.dense_mlp = mlp_params(m, m.ffn);
   }
   return p;
 }
+
+namespace {
+
+int64_t attention_params(const ModelSpec& m) {
+  const AttentionSpec& a = m.attention;
+  const int64_t h = m.hidden;
+  int64_t n = attention_weights(m);
+  if (a.kind == AttentionKind::kMla) {
+    n += a.kv_lora_rank + a.q_lora_rank;  // RMSNorm on the q and kv latents
+  } else {
+    if (a.qkv_bias) n += int64_t{a.heads + 2 * a.kv_heads} * a.head_dim;
+    if (a.qk_norm) n += 2 * int64_t{a.head_dim};
+  }
+  if (m.linear_bias) n += h;  // output projection bias
+  return n;
+}
+
+void moe_params(const ModelSpec& m, LayerParams* p) {
+  const int64_t h = m.hidden;
+  p->router = h * m.moe.experts + (m.linear_bias ? m.moe.experts : 0);
+  p->one_expert = mlp_params(m, m.moe.expert_ffn);
+  p->routed_experts = p->one_expert * m.moe.experts;
+  p->shared_experts = mlp_params(m, m.moe.shared_expert_ffn) * m.moe.shared_experts;
+}
+
+}  // namespace
 
 int64_t embedding_params(const ModelSpec& m) {
   return m.vocab * m.hidden + (m.learned_positions ? int64_t{m.max_seq_len} * m.hidden : 0);

@@ -67,6 +67,32 @@ struct MoeSpec {
   int layer_freq = 1;
 };
 
+// One residual block of a hybrid model (Megatron-Core's hybrid_layer_pattern / Hugging Face
+// hybrid_override_pattern, one character each): its own pre-norm, then one mixer or one FFN.
+enum class BlockKind {
+  kMamba,      // 'M': Mamba-2 mixer
+  kAttention,  // '*': self-attention (AttentionSpec)
+  kMlp,        // '-': dense MLP (ffn, mlp)
+  kMoe,        // 'E': MoE FFN (MoeSpec)
+};
+
+// Mamba-2 mixer (Dao & Gu 2024; Megatron-Core MambaMixer). d_inner = heads · head_dim (MCore's
+// rule, not expand · hidden). in_proj: hidden → [z (d_inner), x (d_inner), B, C (groups · state
+// each), dt (heads)]; causal depthwise conv1d of width conv_kernel over x, B, C (with bias);
+// SSD chunked scan (chunk tokens per chunk); per-head A_log, D, dt_bias; gated RMSNorm over
+// d_inner (norm(y · silu(z)), groups of d_inner / groups); out_proj: d_inner → hidden.
+struct MambaSpec {
+  int heads = 0;
+  int head_dim = 0;
+  int state = 0;   // d_state (N)
+  int groups = 0;  // B / C groups (G)
+  int conv_kernel = 0;
+  int chunk = 0;  // SSD chunk length
+  int64_t d_inner() const { return int64_t{heads} * head_dim; }
+  int64_t conv_channels() const { return d_inner() + 2 * int64_t{groups} * state; }
+  int64_t in_proj_width() const { return 2 * d_inner() + 2 * int64_t{groups} * state + heads; }
+};
+
 // A published feature the struct cannot express, kept so reports can say what is left out.
 // Impact "none": no parameters and no GEMM FLOPs; "small": below 0.1 % of parameters and FLOPs.
 // (A "material" feature makes the loader reject the model.)
@@ -98,6 +124,10 @@ struct ModelSpec {
   int max_seq_len = 0;
   AttentionSpec attention;
   MoeSpec moe;
+  // Hybrid models: one BlockKind per layer (then `layers` == blocks.size() and every layer is a
+  // single block with one norm); empty = every layer is attention followed by MLP or MoE.
+  std::vector<BlockKind> blocks;
+  MambaSpec mamba;
   int mtp_layers = 0;  // multi-token-prediction modules (DeepSeek-V3)
   // Published totals, for checking the closed forms (0 = not published).
   double published_total_params = 0;
@@ -109,6 +139,33 @@ struct ModelSpec {
   std::string experts_field;
 };
 
+bool is_hybrid(const ModelSpec& m);
+// Kind of block of layer `i` of a hybrid model (layers past the decoder, the MTP modules, are
+// not blocks: they are attention + MoE / MLP layers).
+BlockKind block_kind(const ModelSpec& m, int i);
+// Whether layer `i` runs attention / an FFN (both for a non-hybrid layer).
+bool has_attention(const ModelSpec& m, int i);
+bool has_ffn(const ModelSpec& m, int i);
+// Parses a hybrid pattern ("M-M*-E..."; characters M * - E). Returns false and the 0-based
+// offset of the first character it does not understand in `*bad` (the length of the text when
+// it is empty or ends inside an MTP suffix) otherwise.
+bool parse_block_pattern(const std::string& text, std::vector<BlockKind>* out, size_t* bad);
+std::string block_pattern_text(const std::vector<BlockKind>& blocks);
+
+// Mamba-2 mixer parameters of one layer (in/out projections, conv weight + bias, A_log, D,
+// dt_bias, gated-norm weight); the pre-norm is LayerParams::norms.
+int64_t mamba_params(const ModelSpec& m);
+// Forward FLOPs per token of one Mamba-2 mixer as executed: projections 2·h·(in + out), the
+// depthwise conv 2·K·conv_channels, and the SSD chunked scan (ssd_scan_flops_per_token).
+double mamba_forward_flops_per_token(const ModelSpec& m);
+// SSD (state-space dual) chunked scan, forward, per token, as mamba_ssm's kernels execute it:
+// 2·Q·G·N + 4·d_inner·N + Q·d_inner (Q = chunk; term list in model_hybrid.cpp).
+double ssd_scan_flops_per_token(const MambaSpec& s);
+// Megatron's model-FLOP term of one Mamba-2 layer, forward, per token (training.py, see
+// workloads/sources/hybrid-models.md): 2·h·(2·d + 2·G·N + heads) + 7·d·N + 2·d·h with Megatron's
+// hard-coded d = 2·hidden (not heads · head_dim); conv and gated norm not counted.
+double megatron_mamba_flops_per_token(const ModelSpec& m);
+
 bool is_moe(const ModelSpec& m);
 // Whether decoder layer `i` (0-based) has an MoE FFN.
 bool is_moe_layer(const ModelSpec& m, int i);
@@ -116,7 +173,8 @@ int moe_layer_count(const ModelSpec& m);
 
 // Parameter counts (elements, not bytes).
 struct LayerParams {
-  int64_t attention = 0;       // q/k/v/o projections (+ MLA low-rank matrices, biases)
+  // Token mixer: q/k/v/o projections (+ MLA low-rank matrices, biases), or a Mamba-2 mixer.
+  int64_t attention = 0;
   int64_t norms = 0;           // layer norms in the layer
   int64_t dense_mlp = 0;       // dense FFN (0 on MoE layers)
   int64_t router = 0;          // MoE router

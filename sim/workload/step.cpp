@@ -153,6 +153,11 @@ void fill_memory_and_warnings(const StepInput& in, const Topology& topo,
                             std::to_string(res->memory.capacity / (1 << 20)) + " MiB");
   }
   res->compute_sources = compute.sources();
+  if (std::count(in.model.blocks.begin(), in.model.blocks.end(), BlockKind::kMamba) > 0) {
+    bool fallback = false;
+    res->compute_sources.push_back(compute.ssd_source(&fallback));
+    if (fallback) res->warnings.push_back(res->compute_sources.back());
+  }
   for (const auto& w : compute.warnings())
     res->warnings.push_back(w);
   for (const auto& w : costs.warnings())

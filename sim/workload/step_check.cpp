@@ -9,6 +9,28 @@ namespace fleetsim {
 // ---------------------------------------------------------------------------------------------
 // Configuration checks
 
+namespace {
+
+// Mamba-2 blocks under Megatron-Core's MambaMixer: TP splits heads and B/C groups (both must
+// divide, mamba_mixer.py asserts ngroups % tp == 0). Megatron-Core's Mamba context parallelism
+// (an all-to-all from sequence to head shards around conv1d + SSD) is not modelled.
+template <class Fail>
+void check_hybrid_parallel(const ModelSpec& m, const ParallelConfig& p, const Fail& fail) {
+  bool mamba = false;
+  for (BlockKind k : m.blocks)
+    mamba = mamba || k == BlockKind::kMamba;
+  if (!mamba) return;
+  const std::string par = "/parallelism";
+  if (m.mamba.heads % p.tp != 0 || m.mamba.groups % p.tp != 0)
+    fail(par + "/tp", "tp = " + std::to_string(p.tp) + " must divide the model's " +
+                          std::to_string(m.mamba.heads) + " Mamba-2 heads and its " +
+                          std::to_string(m.mamba.groups) + " B/C groups");
+  if (p.cp > 1)
+    fail(par + "/cp", "context parallelism with Mamba-2 layers is not modelled (use cp = 1)");
+}
+
+}  // namespace
+
 void check_parallel_config(const ModelSpec& m, const ParallelConfig& p, int world_gpus,
                            int gpus_per_domain, const std::string& file, const std::string& ptr) {
   auto fail = [&](const std::string& key, const std::string& msg) {
@@ -81,6 +103,7 @@ void check_parallel_config(const ModelSpec& m, const ParallelConfig& p, int worl
   } else if (p.ep > 1) {
     fail(par + "/ep", "ep > 1 needs a mixture-of-experts model");
   }
+  check_hybrid_parallel(m, p, fail);
   if (p.fsdp && p.pp > 1)
     fail(par + "/fsdp", "FSDP with pipeline parallelism is not modelled (use pp = 1)");
 }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "workload/internal/block_builder.h"
+#include "workload/internal/mamba_layer.h"
 #include "workload/step.h"
 
 namespace fleetsim::step_internal {
@@ -54,6 +55,7 @@ class LayerBuilder {
   const double Tsp_;
   const double h_;
   const bool moe_;
+  const bool attn_, ffn_;  // hybrid blocks run one of the two
   const bool windowed_;
   const bool full_recompute_;
   const bool selective_;
@@ -84,6 +86,8 @@ LayerBuilder::LayerBuilder(const ModelSpec& m, const ParallelConfig& p, const Fr
       Tsp_(sp_ ? static_cast<double>(T_) / tp_ : static_cast<double>(T_)),
       h_(static_cast<double>(m.hidden)),
       moe_(is_moe_layer(m, layer)),
+      attn_(has_attention(m, layer)),
+      ffn_(has_ffn(m, layer)),
       windowed_(a_.sliding_window > 0 && a_.window_pattern > 0 &&
                 (layer % a_.window_pattern) < a_.window_layers),
       full_recompute_(
@@ -112,15 +116,15 @@ LayerBuilder::LayerBuilder(const ModelSpec& m, const ParallelConfig& p, const Fr
 
 Block LayerBuilder::build() {
   if (!backward_) {
-    attention_block(false);
-    mlp_block(false);
+    if (attn_) attention_block(false);
+    if (ffn_) mlp_block(false);
   } else {
     if (full_recompute_) {
-      attention_block(false);
-      mlp_block(false);
+      if (attn_) attention_block(false);
+      if (ffn_) mlp_block(false);
     }
-    mlp_block(true);
-    attention_block(true);
+    if (ffn_) mlp_block(true);
+    if (attn_) attention_block(true);
   }
   return b_.finish();
 }
@@ -349,6 +353,8 @@ void LayerBuilder::grouped(double rows, double local_experts, double n, double k
 Block build_decoder_layer(const ModelSpec& m, const ParallelConfig& p, const FrameworkOptions& fw,
                           const ComputeModel& c, const LayerCostModel::CommFn& comm,
                           const LayerCostModel::EpFn& ep, int layer, bool backward) {
+  if (is_hybrid(m) && layer < m.layers && block_kind(m, layer) == BlockKind::kMamba)
+    return build_mamba_layer(m, p, fw, c, comm, layer, backward);
   return LayerBuilder(m, p, fw, c, comm, ep, layer, backward).build();
 }
 
