@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Generate workloads/models/<id>.json from workloads/sources/model-configs.csv.
+"""Generate workloads/models/<id>.json from workloads/sources/model-configs.csv and
+workloads/sources/model-configs-hybrid.csv.
 
 Every numeric field comes from a CSV column; the free-text columns (activation, norm, attention
 pattern, sliding window, ...) are interpreted by the explicit rules below, and any text the rules
@@ -9,9 +10,14 @@ do not recognise stops the script, so nothing is approximated silently. Features
   small    - parameters or FLOPs below 0.1 % of the model's;
   material - fleetsim cannot simulate the model; the loader rejects it (no zoo model has one).
 
-Usage: workloads/import_models.py [--csv PATH] [--out DIR] [--check]
+Hybrid rows (Mamba-2 / attention / MLP / MoE block patterns) are read by interpret_hybrid(); a
+row whose layers fleetsim cannot model yet (LatentMoE, Gated DeltaNet, KDA, DeepSeek sparse
+attention) is listed in HYBRID_SKIP with the reason and not written.
+
+Usage: workloads/import_models.py [--csv PATH] [--hybrid-csv PATH] [--out DIR] [--check]
   --csv     the model-config table (default: workloads/sources/model-configs.csv, the copy of the
             project's reference table kept in the repository; pass another path to refresh from it)
+  --hybrid-csv  the hybrid table (default: workloads/sources/model-configs-hybrid.csv)
   --check compares the generated text with the committed files and exits 1 on any difference.
 """
 import argparse
@@ -23,6 +29,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CSV = os.path.join(HERE, "sources", "model-configs.csv")
+DEFAULT_HYBRID_CSV = os.path.join(HERE, "sources", "model-configs-hybrid.csv")
 
 # CSV "model" column -> canonical id, display name, extra aliases (obvious spellings). The
 # aliases from perf_summary_model_names are added automatically.
@@ -57,6 +64,36 @@ IDS = {
                                         ["gpt-3-20b"]),
     "Grok-1 (314B)": ("grok-1", "Grok-1 (314B)", ["grok1", "grok-1-314b"]),
 }
+
+# Hybrid rows written to the zoo (model-configs-hybrid.csv "model" column -> id, display, aliases).
+HYBRID_IDS = {
+    "Nemotron-H 8B (Nemotron-H-8B-Base-8K)": ("nemotron-h-8b", "Nemotron-H 8B",
+                                              ["Nemotron-H-8B-Base-8K", "nemotronh-8b"]),
+    "Nemotron-H 47B (Nemotron-H-47B-Base-8K)": ("nemotron-h-47b", "Nemotron-H 47B",
+                                                ["Nemotron-H-47B-Base-8K", "nemotronh-47b"]),
+    "Nemotron-H 56B (Nemotron-H-56B-Base-8K)": ("nemotron-h-56b", "Nemotron-H 56B",
+                                                ["Nemotron-H-56B-Base-8K", "nemotronh-56b"]),
+    "Nemotron 3 Nano 30B-A3B": ("nemotron3-nano-30b-a3b", "Nemotron 3 Nano 30B-A3B",
+                                ["nemotron-3-nano", "NVIDIA-Nemotron-3-Nano-30B-A3B"]),
+    "Nemotron 3.5 Lightning 30B-A3B": ("nemotron3.5-lightning-30b-a3b",
+                                       "Nemotron 3.5 Lightning 30B-A3B",
+                                       ["nemotron-3.5-lightning"]),
+}
+
+# Hybrid rows not written, and why (the layer kind fleetsim does not model yet).
+HYBRID_SKIP = {
+    "Nemotron 3 Super 120B-A12B": "LatentMoE (experts in a 1024-d latent space) is not modelled",
+    "Nemotron 3 Ultra 550B-A55B": "LatentMoE (experts in a 2048-d latent space) is not modelled",
+    "Qwen3-Next-80B-A3B": "Gated DeltaNet layers and gated attention are not modelled",
+    "DeepSeek-V3.2-Exp (671B)": "DeepSeek sparse attention (indexer + top-k) is not modelled",
+    "DeepSeek-V4-Flash (284B-A13B)": "compressed / sparse attention and mHC residuals are not "
+                                     "modelled",
+    "Kimi Linear 48B-A3B": "Kimi Delta Attention layers are not modelled",
+}
+
+# The Nemotron-H family's HF vocabulary (NemotronHConfig default 131072, the 8B row's value) for
+# the hybrid rows that leave vocab_size empty.
+HYBRID_VOCAB_FROM_ROW = "Nemotron-H 8B (Nemotron-H-8B-Base-8K)"
 
 # Vocabulary of the NeMo GPT-3 variants: the CSV leaves vocab_size empty because GPTConfig has no
 # fixed vocabulary. They are GPT-3 architectures trained with GPT-3's tokenizer (GPT-2 BPE,
@@ -273,6 +310,148 @@ def interpret(row):
     return out, unmodelled, notes
 
 
+def interpret_hybrid(row, vocab_row):
+    """A Nemotron-H / Nemotron 3 row: blocks from layer_pattern, Mamba-2 from the mamba_* columns,
+    squared-ReLU MLP / MoE, GQA without position encoding."""
+    name = row["model"]
+    unmodelled, notes = [], []
+    pattern = row["layer_pattern"]
+    need(re.fullmatch(r"[M*\-E]+", pattern), name, "layer_pattern", pattern)
+    layers = to_int(row["num_layers"])
+    need(len(pattern) == layers, name, "layer_pattern", pattern)
+    act = row["activation"]
+    need(act.startswith("Squared ReLU (relu2)") and "non-gated" in act, name, "activation", act)
+    unmodelled.append(unm("activation", "none", f"activation function '{act}'; the matmul count "
+                          "(plain MLP) is modelled, the element-wise function is not"))
+    norm = row["norm_type"]
+    need(norm.startswith("RMSNorm (pre-norm, one norm per block)"), name, "norm_type", norm)
+    variant = row["attention_variant"]
+    need(variant.startswith("GQA"), name, "attention_variant", variant)
+    need(row["qk_norm"].startswith("none"), name, "qk_norm", row["qk_norm"])
+    need(row["sliding_window"].startswith("none"), name, "sliding_window", row["sliding_window"])
+    pos = row["position_embedding"]
+    need(pos.startswith("none (NoPE"), name, "position_embedding", pos)
+    unmodelled.append(unm("position_encoding", "none", pos))
+    need(row["attention_sinks"].startswith("none"), name, "attention_sinks", row["attention_sinks"])
+    tied = row["tied_embeddings"]
+    need(tied in ("true", "false"), name, "tied_embeddings", tied)
+    att = {"kind": "gqa", "heads": to_int(row["num_attention_heads"]),
+           "kv_heads": to_int(row["num_kv_heads"]), "head_dim": to_int(row["head_dim"]),
+           "qkv_bias": False, "qk_norm": False}
+    heads = to_int(row["mamba_num_heads"])
+    mamba = {"heads": heads, "head_dim": to_int(row["mamba_head_dim"]),
+             "state": to_int(row["mamba_d_state"]), "groups": to_int(row["mamba_n_groups"]),
+             "conv_kernel": to_int(row["mamba_conv_kernel"]),
+             "chunk": to_int(row["mamba_chunk_size"])}
+    d_inner = heads * mamba["head_dim"]
+    notes.append(f"Mamba-2 d_inner = mamba_num_heads x mamba_head_dim = {d_inner} (Megatron-Core "
+                 f"MambaMixer); mamba_expand {row['mamba_expand']} is not used")
+    vocab = to_int(row["vocab_size"])
+    if vocab is None:
+        vocab = to_int(vocab_row["vocab_size"])
+        notes.append(f"vocab_size is empty in the reference CSV; the Nemotron-H family's "
+                     f"vocabulary {vocab} of the '{vocab_row['model']}' row is used")
+    max_seq = to_int(row["max_position_embeddings"])
+    if max_seq is None:
+        max_seq = context_tokens(row["context_length_published"].split(" ")[0])
+        need(max_seq, name, "context_length_published", row["context_length_published"])
+        notes.append(f"max_seq_len from context_length_published "
+                     f"'{row['context_length_published']}' (max_position_embeddings not "
+                     "published)")
+    out = {
+        "layers": layers,
+        "hidden": to_int(row["hidden_size"]),
+        "ffn": to_int(row["ffn_hidden_size"]) if "-" in pattern else 0,
+        "vocab": vocab,
+        "mlp": "plain",
+        "norm": "rmsnorm",
+        "norms_per_layer": 2,
+        "linear_bias": False,
+        "tied_embeddings": tied == "true",
+        "learned_positions": False,
+        "max_seq_len": max_seq,
+        "attention": att,
+    }
+    experts = to_int(row["num_experts"]) or 0
+    need(("E" in pattern) == (experts > 0), name, "num_experts", row["num_experts"])
+    if experts:
+        shared = to_int(row["num_shared_experts"]) or 0
+        shared_ffn = to_int(row["shared_expert_ffn_hidden_size"]) or 0
+        # Megatron's moe_shared_expert_intermediate_size is the total width of the shared
+        # experts, run as one MLP: one shared expert of that width.
+        out["moe"] = {"experts": experts, "shared_experts": 1 if shared_ffn else 0,
+                      "top_k": to_int(row["top_k"]),
+                      "expert_ffn": to_int(row["moe_ffn_hidden_size"]),
+                      "shared_expert_ffn": shared_ffn, "first_k_dense": 0, "layer_freq": 1}
+        if shared > 1:
+            notes.append(f"{shared} shared experts of total width {shared_ffn} "
+                         "(Megatron moe_shared_expert_intermediate_size) modelled as one shared "
+                         "MLP of that width: the same parameters and GEMMs")
+        router = row["router_score_func"]
+        unmodelled.append(unm("router_scoring", "none", f"{router}; routing statistics are "
+                              "modelled in moe/, the router GEMM's parameters are counted"))
+        if "expert bias" in router:
+            unmodelled.append(unm("router_expert_bias", "small",
+                                  f"{experts} selection-bias values per MoE layer "
+                                  "(aux-loss-free balancing), not trained by gradient"))
+    out["blocks"] = pattern
+    out["mamba"] = mamba
+    return out, unmodelled, notes
+
+
+def active_number(s):
+    """'3.2B (3.6B incl. embeddings)' -> the figure including embeddings, as active_params counts."""
+    m = re.fullmatch(r"[\d.]+[BT] \(([\d.]+[BT]) incl\. embeddings\)", s.strip())
+    return params_number(m.group(1)) if m else params_number(s)
+
+
+def build_hybrid(rows, models, seen_alias):
+    by_name = {r["model"]: r for r in rows}
+    for row in rows:
+        name = row["model"]
+        if name in HYBRID_SKIP:
+            continue
+        if name not in HYBRID_IDS:
+            raise Unrecognised(f"unknown hybrid model row {name!r}: add it to HYBRID_IDS or "
+                               "HYBRID_SKIP")
+        mid, display, extra = HYBRID_IDS[name]
+        body, unmodelled, notes = interpret_hybrid(row, by_name[HYBRID_VOCAB_FROM_ROW])
+        aliases = [a.strip() for a in row["perf_summary_model_names"].split(";") if a.strip()]
+        aliases += extra
+        for a in aliases:
+            key = re.sub(r"[-_. ]", "", a.lower())
+            if key in seen_alias and seen_alias[key] != mid:
+                raise Unrecognised(f"alias {a!r} of {mid} collides with {seen_alias[key]}")
+            seen_alias[key] = mid
+        doc = {"id": mid, "display_name": display, "developer": row["developer"],
+               "source": [u.strip() for u in
+                          (row["source_url"] + " ; " + row["source2_url"]).split(" ; ")
+                          if u.strip()],
+               "aliases": aliases}
+        doc.update(body)
+        doc["mtp_layers"] = to_int(row["mtp_layers"]) or 0
+        total = params_number(row["total_params_published"])
+        active = active_number(row["active_params_published"])
+        if total:
+            doc["published_total_params"] = total
+        elif row["total_params_published"]:
+            notes.append(f"total_params_published '{row['total_params_published']}' is not a "
+                         "number; not stored")
+        if active:
+            doc["published_active_params"] = active
+        elif row["active_params_published"]:
+            notes.append(f"active_params_published '{row['active_params_published']}' is not a "
+                         "number; not stored")
+        if active and "incl. embeddings" in row["active_params_published"]:
+            notes.append(f"published active '{row['active_params_published']}': the figure "
+                         "including embeddings is stored (active_params counts them)")
+        doc["unmodelled"] = unmodelled
+        notes.append(row["notes"])
+        doc["notes"] = " | ".join(n for n in notes if n)
+        models[mid] = doc
+    return models
+
+
 def build(rows):
     by_name = {r["model"]: r for r in rows}
     models = {}
@@ -317,7 +496,7 @@ def build(rows):
         notes.append(row["notes"])
         doc["notes"] = " | ".join(n for n in notes if n)
         models[mid] = doc
-    return models
+    return models, seen_alias
 
 
 def render(doc):
@@ -327,13 +506,17 @@ def render(doc):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--csv", default=DEFAULT_CSV)
+    ap.add_argument("--hybrid-csv", default=DEFAULT_HYBRID_CSV)
     ap.add_argument("--out", default=os.path.join(HERE, "models"))
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
     with open(args.csv, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
+    with open(args.hybrid_csv, newline="", encoding="utf-8") as f:
+        hybrid_rows = list(csv.DictReader(f))
     try:
-        models = build(rows)
+        models, seen_alias = build(rows)
+        build_hybrid(hybrid_rows, models, seen_alias)
     except Unrecognised as e:
         print(f"import_models.py: {e}", file=sys.stderr)
         return 2

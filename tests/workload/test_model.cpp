@@ -103,6 +103,10 @@ TEST_CASE("computed totals match the published parameter counts") {
       {"gpt3-5b", 0.02},          // 5.05B
       {"gpt3-20b", 0.02},         // 20.26B
       {"grok-1", 0.01},           // 315.7B vs 314B
+      {"nemotron-h-8b", 0.015},   // 8.10B named "8B"
+      {"nemotron-h-47b", 0.01},   // 46.7B named "47B"
+      {"nemotron-h-56b", 0.01},   // 56.4B named "56B"
+      {"nemotron3-nano-30b-a3b", 0.01},  // 31.58B vs 31.6B (report)
   };
   for (const Case& c : cases) {
     const ModelSpec m = zoo(c.id);
@@ -110,7 +114,8 @@ TEST_CASE("computed totals match the published parameter counts") {
     REQUIRE(m.published_total_params > 0);
     CHECK(static_cast<double>(total_params(m)) == Approx(m.published_total_params).epsilon(c.tol));
   }
-  CHECK(std::size(cases) == known_models(kRoot).size());
+  // Nemotron 3.5 Lightning publishes no count (test_hybrid.cpp: it equals Nano's).
+  CHECK(std::size(cases) + 1 == known_models(kRoot).size());
 }
 
 TEST_CASE("Nemotron-4 15B split: 3.2B embedding + 12.5B non-embedding (technical report)") {
@@ -218,9 +223,6 @@ TEST_CASE("model_flops_per_token reproduces NVIDIA's model TFLOP/s per token") {
     const bool without_mtp = name.find("w/o MTP") != std::string::npos;
     const auto paren = name.find(" (");
     if (paren != std::string::npos) name = name.substr(0, paren);
-    // Nemotron 3 Nano is a hybrid Mamba-2 / attention / MoE model: not in the zoo until
-    // fleetsim models those layers. Every other model name must resolve.
-    if (name == "Nemotron_3_Nano") continue;
     ModelSpec m = load_model(name, kRoot);
     if (without_mtp) m.mtp_layers = 0;
     const int seq = std::stoi(r[static_cast<size_t>(c_seq)]);
@@ -233,14 +235,19 @@ TEST_CASE("model_flops_per_token reproduces NVIDIA's model TFLOP/s per token") {
     const double predicted = model_flops_per_token(m, seq, conv);
     INFO(name << " seq " << seq << " " << r[static_cast<size_t>(c_ver)] << " measured "
               << measured / 1e9 << " GFLOP/token, predicted " << predicted / 1e9);
-    const bool quantised = r[static_cast<size_t>(c_ver)].rfind("26.04.01", 0) == 0;
+    // 26.04.01 rounds its figures; some Nemotron 3 Nano rows give tokens/s as whole multiples
+    // of 1024 (39936 = 39·1024, 40960, 34816, 32768), rounded the same way.
+    const double tok = metrics.at("tokens_per_sec_per_gpu");
+    const bool quantised = r[static_cast<size_t>(c_ver)].rfind("26.04.01", 0) == 0 ||
+                           (m.name == "nemotron3-nano-30b-a3b" && std::fmod(tok, 1024.0) == 0);
     CHECK(predicted == Approx(measured).epsilon(quantised ? 0.025 : 0.015));
     if (!quantised) worst = std::max(worst, std::fabs(predicted / measured - 1));
     checked[m.name]++;
   }
   // The models the brief names are all covered.
-  for (const char* id : {"llama3-8b", "llama3-70b", "llama3.1-405b", "gpt3-175b", "nemotron4-15b",
-                         "nemotron4-340b", "mixtral-8x7b", "mixtral-8x22b", "deepseek-v3"}) {
+  for (const char* id :
+       {"llama3-8b", "llama3-70b", "llama3.1-405b", "gpt3-175b", "nemotron4-15b", "nemotron4-340b",
+        "mixtral-8x7b", "mixtral-8x22b", "deepseek-v3", "nemotron3-nano-30b-a3b"}) {
     INFO(id);
     CHECK(checked[id] > 0);
   }
