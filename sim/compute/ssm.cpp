@@ -5,10 +5,12 @@
 // H800 (six sequence lengths). Model: the achieved TFLOP/s of those rows (by their formula),
 // interpolated in log2(tokens) and clamped at the ends, is the rate of every SSD sub-kernel
 // (bmm_chunk, chunk_state, chunk_scan; FLOPs as model.h's ssd_scan_flops_per_token); the
-// backward runs twice the forward FLOPs (each forward product has two gradient products) at the
-// same rate. A GPU without rows takes the H800 rate times the ratio of bf16 dense peaks (H800 =
-// H100 compute, 989 TFLOP/s) and says so. Without the table (a data directory lacking ssm.csv),
-// 0.5 x bf16 peak, as attention's no-table default.
+// backward (mamba_ssm ssd_combined.py, _mamba_chunk_scan_combined_bwd) first recomputes the
+// chunk states and C·Bᵀ, which the forward does not save (2·Q·G·N + 2·d·N), then runs two
+// gradient products per forward product (twice the forward FLOPs), at the same rate. A GPU without
+// rows takes the H800 rate times the ratio of bf16 dense peaks (H800 = H100 compute, 989 TFLOP/s)
+// and says so. Without the table (a data directory lacking ssm.csv), 0.5 x bf16 peak, as
+// attention's no-table default.
 #include <cmath>
 #include <filesystem>
 
@@ -51,7 +53,7 @@ void ComputeModel::Impl::load_ssm(const GpuSpec& gpu, const std::string& file) {
   ssd_rate = rows_of(gpu.model);
   if (!ssd_rate.empty()) {
     ssd_note = "mamba2 ssd: " + std::to_string(ssd_rate.size()) + " measured chunk_scan rows on " +
-               gpu.model + " (" + file + "), rate applied to every SSD sub-kernel, backward 2x";
+               gpu.model + " (" + file + "), rate applied to every SSD sub-kernel and the backward";
     return;
   }
   ssd_fallback = true;
@@ -97,7 +99,11 @@ Time ComputeModel::ssd_chunk_scan(const SsdShape& s) const {
 
 Time ComputeModel::ssd_scan(const SsdShape& s, bool backward) const {
   const Time cs = ssd_chunk_scan(s);
-  const double ratio = scan_flops(s) / chunk_scan_flops(s) * (backward ? 2.0 : 1.0);
+  const double tokens = static_cast<double>(s.batch) * static_cast<double>(s.seq);
+  const double d = static_cast<double>(s.heads) * s.head_dim;
+  const double recompute = tokens * (2.0 * s.chunk * s.groups * s.state + 2.0 * d * s.state);
+  const double flops = backward ? 2.0 * scan_flops(s) + recompute : scan_flops(s);
+  const double ratio = flops / chunk_scan_flops(s);
   return Time::from_ps(static_cast<int64_t>(std::llround(static_cast<double>(cs.ps()) * ratio)));
 }
 

@@ -100,8 +100,15 @@ class MambaBuilder {
     sh.state = s.state;
     sh.groups = std::max(1, static_cast<int>(s.groups / p_.tp));
     sh.chunk = s.chunk;
+    // mamba_ssm's chunked scan runs 5 kernels forward (chunk_cumsum, chunk_state,
+    // state_passing, bmm_chunk, chunk_scan) and 14 backward (those recomputed but chunk_scan,
+    // then the dstates, state-passing, dx, dC, dB, dCB, ddA and cumsum gradients); the time is
+    // spread over them (each pays the kernel gap).
     const double ssd_flops = T_ * ssd_scan_flops_per_token(s) / tp;
-    b_.kernel(c_.ssd_scan(sh, bwd), ssd_flops * (bwd ? 2.0 : 1.0));
+    const int parts = bwd ? 14 : 5;
+    const Time ssd = c_.ssd_scan(sh, bwd);
+    for (int i = 0; i < parts; ++i)
+      b_.kernel(Time::from_ps(ssd.ps() / parts), ssd_flops * (bwd ? 2.0 : 1.0) / parts);
     mem(T_ * d * 2.0 * (bwd ? 5.0 : 3.0));  // gated RMSNorm: y, z in, out (bwd + dy, dz)
     const Time out_proj = linear(T_, h_, d, bwd);
     if (!bwd) rs(out_proj);
