@@ -1,6 +1,8 @@
 // An imported config.json written as a zoo model file (see hf_config.h): the keys of
 // workloads/models/*.json in their usual order, "origin" for each field and the keys found to
 // have no effect on compute in "notes".
+#include <algorithm>
+
 #include "core/error.h"
 #include "scenario/hf_config.h"
 #include "scenario/json_reader.h"
@@ -67,6 +69,14 @@ std::string zoo_model_json(const HfImport& imp) {
   o["max_seq_len"] = m.max_seq_len;
   o["attention"] = attention_json(m.attention);
   if (is_moe(m)) o["moe"] = moe_json(m.moe);
+  if (is_hybrid(m)) {
+    o["blocks"] = block_pattern_text(m.blocks);
+    if (std::count(m.blocks.begin(), m.blocks.end(), BlockKind::kMamba) > 0) {
+      const MambaSpec& s = m.mamba;
+      o["mamba"] = {{"heads", s.heads},   {"head_dim", s.head_dim},       {"state", s.state},
+                    {"groups", s.groups}, {"conv_kernel", s.conv_kernel}, {"chunk", s.chunk}};
+    }
+  }
   o["mtp_layers"] = m.mtp_layers;
   ojson un = ojson::array();
   for (const auto& u : m.unmodelled)

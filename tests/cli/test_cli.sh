@@ -138,6 +138,7 @@ hf_bad unknown-type '{"model_type": "falcon", "hidden_size": 64}' "/model_type: 
 hf_bad no-hidden '{"model_type": "llama", "num_hidden_layers": 2, "vocab_size": 100, "max_position_embeddings": 64}' "/hidden_size: missing required key 'hidden_size'"
 hf_bad negative-layers '{"model_type": "llama", "num_hidden_layers": -2, "hidden_size": 64}' "/num_hidden_layers: expected an integer in [1, 100000], got -2"
 hf_bad unknown-key "${mini}, \"moe_layer_period\": 2}" "/moe_layer_period: key not understood"
-hf_bad mamba '{"model_type": "nemotron_h", "hidden_size": 64}' "/model_type: 'nemotron_h': Nemotron-H"
+hf_bad mamba '{"model_type": "mamba2", "hidden_size": 64}' "/model_type: 'mamba2': pure Mamba-2"
+hf_bad hybrid-pattern '{"model_type": "nemotron_h", "num_hidden_layers": 2, "hidden_size": 64, "vocab_size": 100, "max_position_embeddings": 64, "hybrid_override_pattern": "MX"}' "/hybrid_override_pattern: character 1 'X' is not a block kind"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -4,6 +4,7 @@
 // strictness (unknown model_type / keys, missing or out-of-range fields, unmodelled layers).
 #include <catch2/catch.hpp>
 
+#include "core/csv.h"
 #include "core/error.h"
 #include "scenario/hf_config.h"
 #include "scenario/model_loader.h"
@@ -36,13 +37,15 @@ TEST_CASE("imported configs match their published parameter counts within 1 %") 
     const char* file;
     double total;  // published total parameters (SOURCES.md)
   };
-  const Case cases[] = {
-      {"llama2-7b", 6.74e9},        {"llama3-8b", 8.03e9},      {"llama3.1-8b", 8.03e9},
-      {"llama3-70b", 70.6e9},       {"llama3.1-405b", 405.9e9}, {"mistral-7b", 7.24e9},
-      {"mixtral-8x7b", 46.7e9},     {"mixtral-8x22b", 141e9},   {"qwen2.5-7b", 7.61e9},
-      {"qwen3-8b", 8.2e9},          {"qwen3-30b-a3b", 30.5e9},  {"qwen3-235b-a22b", 235e9},
-      {"deepseek-v2-lite", 15.7e9}, {"deepseek-v3", 671e9},     {"gpt-oss-20b", 20.91e9},
-      {"gpt-oss-120b", 116.83e9},   {"gpt2", 124.44e6}};
+  const Case cases[] = {{"llama2-7b", 6.74e9},        {"llama3-8b", 8.03e9},
+                        {"llama3.1-8b", 8.03e9},      {"llama3-70b", 70.6e9},
+                        {"llama3.1-405b", 405.9e9},   {"mistral-7b", 7.24e9},
+                        {"mixtral-8x7b", 46.7e9},     {"mixtral-8x22b", 141e9},
+                        {"qwen2.5-7b", 7.61e9},       {"qwen3-8b", 8.2e9},
+                        {"qwen3-30b-a3b", 30.5e9},    {"qwen3-235b-a22b", 235e9},
+                        {"deepseek-v2-lite", 15.7e9}, {"deepseek-v3", 671e9},
+                        {"gpt-oss-20b", 20.91e9},     {"gpt-oss-120b", 116.83e9},
+                        {"gpt2", 124.44e6},           {"nemotron-3-nano-30b-a3b", 31.6e9}};
   for (const Case& c : cases) {
     INFO(c.file);
     const ModelSpec m = fixture(c.file).model;
@@ -176,8 +179,63 @@ TEST_CASE("bad config.json files are input errors naming the key") {
       Catch::Contains("c.json:/num_key_value_heads: must divide num_attention_heads (4)"));
   CHECK_THROWS_WITH(text(llama(R"(, "layer_types": ["full_attention", "linear_attention"])")),
                     Catch::Contains("c.json:/layer_types/1: linear-attention"));
-  CHECK_THROWS_WITH(text(R"({"model_type": "nemotron_h", "hybrid_override_pattern": "M-M*"})"),
-                    Catch::Contains("c.json:/model_type: 'nemotron_h'") &&
-                        Catch::Contains("Mamba-2 layers are not modelled"));
+  CHECK_THROWS_WITH(text(R"({"model_type": "mamba2"})"),
+                    Catch::Contains("c.json:/model_type: 'mamba2'"));
   CHECK_THROWS_WITH(text(R"({"model_type": "qwen3_next"})"), Catch::Contains("Gated DeltaNet"));
+}
+
+TEST_CASE("Nemotron-H config.json: blocks, Mamba-2 and MoE fields equal the zoo definitions") {
+  for (const auto& [file, id] :
+       {std::pair<const char*, const char*>{"nemotron-h-8b", "nemotron-h-8b"},
+        {"nemotron-3-nano-30b-a3b", "nemotron3-nano-30b-a3b"}}) {
+    INFO(file);
+    const ModelSpec a = fixture(file).model;
+    const ModelSpec z = load_model(id, kRoot);
+    CHECK(block_pattern_text(a.blocks) == block_pattern_text(z.blocks));
+    CHECK(a.mamba.heads == z.mamba.heads);
+    CHECK(a.mamba.head_dim == z.mamba.head_dim);
+    CHECK(a.mamba.state == z.mamba.state);
+    CHECK(a.mamba.groups == z.mamba.groups);
+    CHECK(a.mamba.conv_kernel == z.mamba.conv_kernel);
+    CHECK(a.mamba.chunk == z.mamba.chunk);
+    CHECK(a.ffn == z.ffn);
+    CHECK(a.moe.experts == z.moe.experts);
+    CHECK(a.moe.shared_expert_ffn == z.moe.shared_expert_ffn);
+    CHECK(total_params(a) == total_params(z));
+    CHECK(active_params(a) == active_params(z));
+    CHECK(model_flops_per_token(a, 8192) == Approx(model_flops_per_token(z, 8192)));
+  }
+  // Nano: 3.2B active without the input embedding (report).
+  const ModelSpec nano = fixture("nemotron-3-nano-30b-a3b").model;
+  CHECK(static_cast<double>(active_params(nano) - embedding_params(nano)) ==
+        Approx(3.2e9).epsilon(0.01));
+}
+
+TEST_CASE("bad Nemotron-H config.json files name the key") {
+  const std::string good = read_text_file(kDir + "nemotron-h-8b.json");
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    const size_t at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  CHECK_NOTHROW(text(good));
+  CHECK_THROWS_WITH(text(with("\"M-M-M-M*", "\"M-M-X-M*")),
+                    Catch::Contains("c.json:/hybrid_override_pattern: character 4 'X'"));
+  CHECK_THROWS_WITH(text(with("M-M-M-M-M-\"", "M-M-M-M-\"")),
+                    Catch::Contains("c.json:/hybrid_override_pattern: has 50 blocks; expected "
+                                    "num_hidden_layers (52)"));
+  CHECK_THROWS_WITH(text(with("\"n_groups\": 8", "\"n_groups\": 3")),
+                    Catch::Contains("c.json:/n_groups: must divide mamba_num_heads"));
+  CHECK_THROWS_WITH(text(with("\"ssm_state_size\": 128,", "")),
+                    Catch::Contains("c.json:/ssm_state_size: missing required key"));
+  CHECK_THROWS_WITH(text(with("\"mlp_hidden_act\": \"relu2\"", "\"mlp_hidden_act\": \"silu\"")),
+                    Catch::Contains("c.json:/mlp_hidden_act: expected 'relu2'"));
+  CHECK_THROWS_WITH(text(with("\"use_cache\": true", "\"use_cache\": true, \"mamba_rank\": 4")),
+                    Catch::Contains("c.json:/mamba_rank: key not understood"));
+  CHECK_THROWS_WITH(
+      text(with("\"chunk_size\": 128", "\"chunk_size\": 128, \"mamba_chunk_size\": 256")),
+      Catch::Contains("c.json:/chunk_size: disagrees with mamba_chunk_size"));
+  CHECK_THROWS_WITH(text(with("M-M-M-M*", "M-M-M-E*")),
+                    Catch::Contains("c.json:/n_routed_experts: missing required key"));
 }
