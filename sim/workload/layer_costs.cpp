@@ -155,7 +155,9 @@ Block LayerCostModel::build_head(bool backward) {
     // Each MTP module: a projection of [h; embedding] (2h → h) and one transformer block of
     // the model's last-layer kind.
     for (int i = 0; i < m_.mtp_layers; ++i) {
-      const Block& blk = layer(m_.layers - 1, backward);
+      // A hybrid model's MTP module is an attention + MoE / MLP layer (Megatron's "/*E"
+      // suffix), built as a layer past the decoder.
+      const Block& blk = layer(is_hybrid(m_) ? m_.layers : m_.layers - 1, backward);
       for (const Segment& s : blk.segs) {
         Segment c = s;
         c.sync_dim = -1;  // MTP's syncs are folded in as exposed time

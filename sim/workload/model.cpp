@@ -233,7 +233,8 @@ double model_flops_per_token(const ModelSpec& m, int seq_len, const FlopConventi
   if (m.mtp_layers > 0) {
     // One decoder layer shaped like the model's last layer, the 2h x h projection and another
     // LM head per MTP module (Megatron counts the MTP layer among the transformer layers).
-    const int last = m.layers - 1;
+    // (a hybrid model's MTP layer is attention + FFN: the layer past the decoder)
+    const int last = is_hybrid(m) ? m.layers : m.layers - 1;
     const double h = static_cast<double>(m.hidden);
     f += m.mtp_layers * (layer_flops(m, last, seq_len, c) + 6.0 * 2.0 * h * h + head);
   }

@@ -256,3 +256,19 @@ TEST_CASE("Nemotron 3 Nano step on DGX-H100: runs, reports the SSD source, check
   CHECK_THROWS_WITH(check_parallel_config(in.model, p, 8, 8, "s.json", ""),
                     Catch::Contains("context parallelism with Mamba-2 layers is not modelled"));
 }
+
+TEST_CASE("a hybrid model's MTP module is an attention + MoE layer") {
+  const ModelSpec light = zoo("nemotron3.5-lightning-30b-a3b");
+  const ModelSpec nano = zoo("nemotron3-nano-30b-a3b");
+  REQUIRE(light.mtp_layers == 2);
+  // Per module: attention 6·2688·8704 + 3·2·4096·8192 at 8192 tokens, MoE 6·(6·9,977,856 +
+  // 19,955,712), the 2h x h projection 6·2·2688², another head 6·2688·131072.
+  const double attn = 6.0 * (2688.0 * 8704) + 3.0 * 2.0 * 4096 * 8192;
+  const double moe = 6.0 * (6 * 9'977'856.0 + 19'955'712.0);
+  const double one = attn + moe + 6.0 * 2.0 * 2688.0 * 2688 + 6.0 * 2688.0 * 131072;
+  CHECK(model_flops_per_token(light, 8192) - model_flops_per_token(nano, 8192) == Approx(2 * one));
+  // Parameters: attention 23,396,352, norms 2·2688, MoE 1,297,465,344 (without its block norm),
+  // plus the module's 2 input norms, 2h x h projection and final norm.
+  const int64_t layer = 23'396'352 + 2 * 2688 + 1'297'465'344;
+  CHECK(mtp_params(light) == 2 * (layer + 2 * 2688 + 2 * 2688LL * 2688 + 2688));
+}
