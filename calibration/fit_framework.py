@@ -36,6 +36,7 @@ FAMILIES = [
     ("llama", "Llama"),
     ("gpt3", "GPT-3"),
     ("nemotron3-nano", "Nemotron hybrid"),
+    ("nemotron3.5", "Nemotron hybrid"),
     ("nemotron-h", "Nemotron hybrid"),
     ("nemotron3-", "Nemotron dense"),
     ("nemotron4-", "Nemotron dense"),
