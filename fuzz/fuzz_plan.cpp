@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const fleetsim::PlanSpec p =
         fleetsim::parse_plan(fleetsim::fuzz::as_text(data, size), "fuzz.json", opt);
-    if (p.candidates.empty() || p.candidates.size() > fleetsim::kMaxPlanCandidates)
+    if (p.candidates.empty() || static_cast<int64_t>(p.candidates.size()) > opt.max_plan_candidates)
       __builtin_trap();
     for (const auto& c : p.candidates)
       if (!c.scenario && c.invalid.empty()) __builtin_trap();

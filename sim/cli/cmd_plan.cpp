@@ -13,11 +13,15 @@ namespace fleetsim {
 // `fleetsim plan FILE`: plan.json, report.md, report.html in --out; the table on stdout.
 int cmd_plan(const PlanCli& o) {
   LoadOptions opt;
+  opt.max_gpus = o.max_gpus;
+  opt.max_plan_candidates = o.max_candidates;
+  o.limits.apply(&opt);
   const PlanSpec plan = load_plan(o.file, opt);
   std::string out_dir = o.out_dir;
   if (out_dir.empty()) out_dir = "out/plan-" + plan.name;
   std::filesystem::create_directories(out_dir);
-  const PlanResult r = run_plan(plan, opt, o.threads, nullptr);
+  Progress progress = command_progress(o.progress, "plan " + plan.name, "candidates");
+  const PlanResult r = run_plan(plan, opt, o.threads, &progress);
   write_file_atomic(out_dir + "/plan.json", plan_json(r));
   write_file_atomic(out_dir + "/report.md", plan_markdown(r));
   write_file_atomic(out_dir + "/report.html", plan_html(r));

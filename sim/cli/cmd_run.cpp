@@ -19,11 +19,22 @@ namespace {
 // Monte Carlo replicas per point of the HTML report's ETTR-vs-interval curve (at most the run's).
 constexpr int kCurveReplicas = 32;
 
+// The run section's Monte Carlo (none without one), with progress on stderr.
+std::optional<RunOutcome> run_level(const Scenario& s, const StudyCluster& cluster,
+                                    const StepOutcome& step, const RunOutputs& o,
+                                    bool want_events) {
+  if (!s.run) return std::nullopt;
+  Progress states = command_progress(o.progress, "run " + s.name + " slow-GPU steps", "states");
+  Progress progress = command_progress(o.progress, "run " + s.name, "replicas");
+  RunOutcome out = simulate_run_level(s, cluster, step, o.threads, want_events, &progress, &states);
+  print_run(s, out);
+  return out;
+}
+
 int cmd_run_training(const Scenario& s, const StudyCluster& cluster, const std::string& out_dir,
                      const RunOutputs& o) {
   const std::string& trace_path = o.trace_path;
   const std::string& events_path = o.events_path;
-  const int threads = o.threads;
   const bool want_events = !events_path.empty() || !o.timeline_path.empty();
   const TrainingWorkload& w = *s.training;
   const StepOutcome run = simulate_training_step(s, cluster, !trace_path.empty());
@@ -64,11 +75,7 @@ int cmd_run_training(const Scenario& s, const StudyCluster& cluster, const std::
   if (run.moe) print_moe(*run.moe, w.par.ep);
   for (const auto& wmsg : r.warnings)
     std::printf("warning: %s\n", wmsg.c_str());
-  std::optional<RunOutcome> outcome;
-  if (s.run) {
-    outcome = simulate_run_level(s, cluster, run, threads, want_events);
-    print_run(s, *outcome);
-  }
+  const std::optional<RunOutcome> outcome = run_level(s, cluster, run, o, want_events);
   if (want_events && !outcome)
     throw InputError(s.file, "/run", "--events and --timeline need a scenario with a run section");
   const std::string report = out_dir + "/report.json";
@@ -87,7 +94,7 @@ int cmd_run_training(const Scenario& s, const StudyCluster& cluster, const std::
     std::optional<EttrCurve> curve;
     if (outcome)
       curve = ettr_vs_interval(*s.run, outcome->job, outcome->steps, s.seed,
-                               std::min(s.run->replicas, kCurveReplicas), threads);
+                               std::min(s.run->replicas, kCurveReplicas), o.threads);
     const std::string html_path = out_dir + "/report.html";
     write_file_atomic(html_path,
                       run_html(s, run, outcome ? &*outcome : nullptr, curve ? &*curve : nullptr));
@@ -121,7 +128,7 @@ int cmd_run(const RunCli& o) {
   const RunOutputs& outputs = o.outputs;
   LoadOptions opt;
   opt.max_gpus = o.max_gpus;
-  opt.max_passes = o.limits.max_passes;
+  o.limits.apply(&opt);
   Scenario s = load_scenario(o.scenario, opt);
   check_trace_size(s, outputs.trace_path, o.limits);
   if (o.seed) s.seed = *o.seed;
@@ -145,8 +152,12 @@ int cmd_run(const RunCli& o) {
               "algbw", "busbw");
   std::printf("# %12s %12s %10s %12s %10s %10s\n", "", "(elements)", "", "", "(GB/s)", "(GB/s)");
   std::vector<CollectiveResult> results;
+  Progress progress = command_progress(outputs.progress, "run " + s.name, "sizes");
   for (const Bytes& size : w.sizes) {
     CollectiveResult r = simulate_scenario_collective(s, cluster, size);
+    const auto done = static_cast<int64_t>(results.size()) + 1;
+    const auto total = static_cast<int64_t>(w.sizes.size());
+    progress.show(done, total, done, 0, done == total);
     std::printf("  %12lld %12lld %10s %12.2f %10.2f %10.2f\n", static_cast<long long>(size.count()),
                 static_cast<long long>(size.count() / w.dtype_bytes), to_string(r.algorithm),
                 r.time.us(), r.algbw_gbps, r.busbw_gbps);

@@ -14,6 +14,7 @@ namespace fleetsim {
 int cmd_sweep(const SweepCli& o, const char* argv0) {
   LoadOptions lo;
   lo.max_gpus = o.max_gpus;
+  o.limits.apply(&lo);
   const SweepPlan plan = load_sweep(o.file, lo);
   std::fprintf(stderr, "sweep %s: %lld combinations, %zu points\n", plan.name.c_str(),
                plan.combinations, plan.points.size());
@@ -40,10 +41,7 @@ int cmd_sweep(const SweepCli& o, const char* argv0) {
   ro.jobs = o.jobs;
   ro.shard = parse_shard(o.shard, "--shard");
   ro.load = lo;
-  ro.progress = o.progress == "bar"     ? ProgressMode::kBar
-                : o.progress == "lines" ? ProgressMode::kLines
-                : o.progress == "none"  ? ProgressMode::kNone
-                                        : ProgressMode::kAuto;
+  parse_progress_mode(o.progress, &ro.progress);  // main.cpp checked the value
   ro.out_dir = o.out;
   if (ro.out_dir.empty()) {
     ro.out_dir = "out/sweeps/" + plan.name;

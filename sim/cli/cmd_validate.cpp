@@ -121,6 +121,8 @@ int cmd_validate(const ValidateCli& o) {
   if (!o.model_map.empty()) options.models = load_model_map(o.model_map);
   if (!o.system.empty()) load_system(o.system, default_data_dir());  // unknown: exit 2 up front
   options.system = o.system;
+  Progress progress = command_progress(o.progress, "validate", "rows");
+  options.progress = &progress;
   const ValidationReport rep = validate_reference(o.reference, default_data_dir(), options);
   if (!o.html.empty()) write_file(o.html, validation_html(rep));
   if (!o.csv.empty()) write_file(o.csv, validation_breakdown_csv(rep));

@@ -31,13 +31,26 @@ struct RunOutputs {
   bool html = false;          // --html: OUT/report.html
   std::string compare_trace;  // --compare-trace: a PyTorch profiler trace to print beside
   int threads = 0;
+  std::string progress = "auto";  // --progress: auto (a bar on a terminal), bar, lines, none
 };
 
-// Work limits of run (--max-passes, --max-trace-events).
+// Work limits (--max-passes, --max-flows, --max-run-events, --max-sim-memory) of run, sweep and
+// plan: refused up front with exit 2, the estimate and the flag (scenario.h LoadOptions).
 struct WorkLimits {
   int64_t max_passes = LoadOptions{}.max_passes;
-  int64_t max_trace_events = 5'000'000;  // about 450 MB of Chrome-trace JSON
+  int64_t max_flows = LoadOptions{}.max_flows;
+  int64_t max_run_events = LoadOptions{}.max_run_events;
+  std::string max_sim_memory;            // a size ("16GiB"); "" = LoadOptions' default
+  int64_t max_trace_events = 5'000'000;  // run --trace: about 450 MB of Chrome-trace JSON
+  // Copies the limits into `opt`; InputError when --max-sim-memory is not a size.
+  void apply(LoadOptions* opt) const;
 };
+// What main prints (exit 2) when std::bad_alloc reaches it: the limit flags to lower.
+const char* out_of_memory_message();
+// Progress on stderr for run, plan and validate (--progress; main.cpp checked the value): by
+// default only on a terminal, and only once the work has taken 2 s.
+Progress command_progress(const std::string& mode, const std::string& label,
+                          const std::string& unit);
 
 struct RunCli {
   std::string scenario;
@@ -64,6 +77,7 @@ struct ValidateCli {
   std::string system;                 // --system NAME
   std::string model_map;              // --model-map FILE (CSV name,model)
   std::vector<std::string> defaults;  // --default KEY=VALUE
+  std::string progress = "auto";      // --progress
   ValidateOptions options;
 };
 // Exit 2 when a row is malformed (after validating the others), else 0.
@@ -108,6 +122,7 @@ int cmd_model_import(const ModelImportCli& o);
 struct SweepCli {
   std::string file, out, shard = "0/1", progress = "auto", emit_slurm, partition, time_limit;
   int jobs = 1, shards = 4, max_gpus = LoadOptions{}.max_gpus;
+  WorkLimits limits;
 };
 // argv0: the command's own path, for the Slurm scripts when /proc/self/exe cannot be read.
 int cmd_sweep(const SweepCli& o, const char* argv0);
@@ -122,6 +137,10 @@ struct PlanCli {
   std::string file;
   std::string out_dir;  // "" = out/plan-<name>
   int threads = 0;      // 0 = every core
+  int max_gpus = LoadOptions{}.max_gpus;
+  int64_t max_candidates = LoadOptions{}.max_plan_candidates;
+  std::string progress = "auto";  // --progress
+  WorkLimits limits;
 };
 int cmd_plan(const PlanCli& o);
 

@@ -1,14 +1,17 @@
 // The fleetsim command: run, memory, validate, import, topo, calibrate, sweep, merge, plan, model.
-// Exit codes: 0 ok, 2 bad input, 1 internal error. The subcommands live in cmd_*.cpp (commands.h);
+// Exit codes: 0 ok, 2 bad input (and out of memory: the work asked for was too large), 1
+// internal error. The subcommands live in cmd_*.cpp (commands.h);
 // this file holds their options, the only place that includes CLI11 (a few seconds of compile time
 // per file that does).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <functional>
+#include <new>
 #include <vector>
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/units.h"
 
 namespace fleetsim {
 namespace {
@@ -19,6 +22,33 @@ struct Command {
   std::function<int()> run;
 };
 
+// --max-passes, --max-flows, --max-run-events, --max-sim-memory: work refused up front.
+void add_work_limits(CLI::App* app, WorkLimits& l) {
+  app->add_option("--max-passes", l.max_passes,
+                  "Refuse training steps with more forward/backward passes to simulate (TP units "
+                  "x micro-batches x model chunks x 2)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--max-flows", l.max_flows,
+                  "Refuse collectives with more flows to simulate (an all-to-all has one per "
+                  "ordered GPU pair; auto counts every algorithm tried)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--max-run-events", l.max_run_events,
+                  "Refuse run-level Monte Carlos with more events (failures, gray onsets, "
+                  "checkpoints; estimated from the rates x GPUs x duration x replicas)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--max-sim-memory", l.max_sim_memory,
+                  "Refuse simulations estimated to take more memory than this (a size, e.g. "
+                  "16GiB; default 8GiB)")
+      ->check(
+          [](const std::string& s) {
+            std::string error;
+            const auto b = parse_bytes(s, &error);
+            if (b && b->count() < 1) error = "expected a size of at least 1 B";
+            return error;
+          },
+          "SIZE");
+}
+
 Command add_run(CLI::App& app, RunCli& o) {
   auto* run = app.add_subcommand(
       "run", "Simulate a scenario file; print a summary and write DIR/report.json");
@@ -27,10 +57,7 @@ Command add_run(CLI::App& app, RunCli& o) {
   run->add_option("--seed", o.seed, "Override the scenario's seed");
   run->add_option("--max-gpus", o.max_gpus, "Refuse clusters larger than this")
       ->check(CLI::PositiveNumber);
-  run->add_option("--max-passes", o.limits.max_passes,
-                  "Refuse training steps with more forward/backward passes to simulate (TP units "
-                  "x micro-batches x model chunks x 2)")
-      ->check(CLI::PositiveNumber);
+  add_work_limits(run, o.limits);
   run->add_option("--max-trace-events", o.limits.max_trace_events,
                   "Refuse --trace when it would write more events than this")
       ->check(CLI::PositiveNumber);
@@ -49,6 +76,10 @@ Command add_run(CLI::App& app, RunCli& o) {
   run->add_flag("--html", out.html,
                 "Also write DIR/report.html: charts of the breakdown, memory, MoE load and, with "
                 "a run section, ETTR vs checkpoint interval (training scenarios)");
+  run->add_option("--progress", out.progress,
+                  "Progress on stderr of the run-level Monte Carlo and of collective sizes: auto "
+                  "(a bar on a terminal after 2 s, else none), bar, lines (every 10 s), none")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
   run->add_option("--threads", out.threads,
                   "Threads for the run-level Monte Carlo (default: every core; results do not "
                   "depend on it)")
@@ -90,6 +121,10 @@ Command add_validate(CLI::App& app, ValidateCli& o) {
   val->add_option("--default", o.defaults,
                   "KEY=VALUE for empty cells (seq_len, gbs, mbs, tp, pp, cp, vp, ep, etp); "
                   "repeatable; the output lists the rows that used one");
+  val->add_option("--progress", o.progress,
+                  "Progress on stderr (rows compared): auto (a bar on a terminal after 2 s, else "
+                  "none), bar, lines (every 10 s), none")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
   val->add_option("--kernel-gap-us", o.options.kernel_gap_us,
                   "Override calibration/framework.json's kernel gap (fitting only)");
   val->add_option("--kernel-efficiency", o.options.kernel_efficiency,
@@ -176,6 +211,7 @@ Command add_sweep(CLI::App& app, SweepCli& sw, const char* argv0) {
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
   sweep->add_option("--max-gpus", sw.max_gpus, "Refuse clusters larger than this")
       ->check(CLI::PositiveNumber);
+  add_work_limits(sweep, sw.limits);
   sweep->add_option("--emit-slurm", sw.emit_slurm,
                     "Write an sbatch job array (one task per shard), the merge job and submit.sh "
                     "into DIR instead of running");
@@ -214,6 +250,17 @@ Command add_plan(CLI::App& app, PlanCli& o) {
   plan->add_option("--out", o.out_dir, "Output folder (default out/plan-NAME)");
   plan->add_option("-j,--jobs", o.threads, "Threads (0 = every core; results do not change)")
       ->check(CLI::NonNegativeNumber);
+  plan->add_option("--progress", o.progress,
+                   "Progress on stderr (candidates simulated): auto (a bar on a terminal after "
+                   "2 s, else none), bar, lines (every 10 s), none")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
+  plan->add_option("--max-gpus", o.max_gpus, "Refuse candidate clusters larger than this")
+      ->check(CLI::PositiveNumber);
+  plan->add_option("--max-candidates", o.max_candidates,
+                   "Refuse plans with more type x count x parallelism combinations (each a step "
+                   "simulation and a Monte Carlo)")
+      ->check(CLI::PositiveNumber);
+  add_work_limits(plan, o.limits);
   return {plan, [&o] { return cmd_plan(o); }};
 }
 
@@ -258,6 +305,9 @@ int main(int argc, char** argv) {
       if (c.app->parsed()) return c.run();
   } catch (const InputError& e) {
     std::fprintf(stderr, "fleetsim: error: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "fleetsim: error: %s\n", out_of_memory_message());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fleetsim: internal error: %s\n", e.what());

@@ -292,6 +292,62 @@ std::vector<Algorithm> candidate_algorithms(const Topology& topo, CollOp op,
   return {};
 }
 
+namespace {
+
+// Flows Planner emits for one algorithm over n ranks in `domains` NVLink domains of m ranks each
+// (m = 0: the domains are not uniform), mirroring ring(), tree(), nvls(), all_to_all().
+int64_t plan_flows(CollOp op, Algorithm a, int64_t n, int64_t domains, int64_t m) {
+  const bool chain = op == CollOp::kBroadcast;
+  switch (a) {
+    case Algorithm::kRing:
+      if (domains == 1) return chain ? n - 1 : n;
+      return m * (domains * (m - 1) + (chain ? domains - 1 : domains));
+    case Algorithm::kTree:
+      return m * (domains * (m - 1) * 2 + 2 * (domains - 1) * 2);
+    case Algorithm::kNvls:
+    case Algorithm::kNvlsTree:
+      return 2 * n + (domains > 1 ? m * 2 * (domains - 1) * 2 : 0);
+    case Algorithm::kDirect:
+      return op == CollOp::kSendRecv ? 1 : n * (n - 1);
+    case Algorithm::kAuto:
+      break;
+  }
+  return 0;
+}
+
+}  // namespace
+
+FlowEstimate estimate_collective_flows(const SystemSpec& system, CollOp op, Algorithm algorithm,
+                                       int n) {
+  FlowEstimate e;
+  if (n < 2) return e;
+  const int64_t per_domain = int64_t{system.node.gpus} * system.scale_up.domain_nodes;
+  const int64_t domains = (n + per_domain - 1) / per_domain;
+  const bool multi = domains > 1;
+  const int64_t m = !multi ? n : (n % per_domain == 0 ? per_domain : 0);
+  std::vector<Algorithm> algos = {algorithm};
+  if (algorithm == Algorithm::kAuto) {  // candidate_algorithms for GPUs 0 … n−1
+    algos.clear();
+    const bool ring = !multi || m > 0;
+    if (op == CollOp::kAllToAll || op == CollOp::kSendRecv) {
+      algos.push_back(Algorithm::kDirect);
+    } else if (ring) {
+      algos.push_back(Algorithm::kRing);
+    }
+    if (op == CollOp::kAllReduce) {
+      if (multi && m > 0) algos.push_back(Algorithm::kTree);
+      if (system.scale_up.nvls && m >= std::max(2, system.scale_up.nvls_min_gpus))
+        algos.push_back(multi ? Algorithm::kNvlsTree : Algorithm::kNvls);
+    }
+  }
+  for (Algorithm a : algos) {
+    const int64_t f = plan_flows(op, a, n, domains, m);
+    e.flows += f;
+    e.largest_plan = std::max(e.largest_plan, f);
+  }
+  return e;
+}
+
 CollectivePlan plan_collective(const Topology& topo, const CollectiveParams& params, CollOp op,
                                Algorithm algorithm, Bytes size, const std::vector<int>& ranks,
                                uint64_t seed) {

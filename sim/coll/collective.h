@@ -14,6 +14,7 @@
 // busbw uses the nccl-tests formulas (doc/PERFORMANCE.md of nccl-tests).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,23 @@ struct CollectiveResult {
 // Algorithms that can run `op` on `ranks` in `topo`, in NCCL's preference order.
 std::vector<Algorithm> candidate_algorithms(const Topology& topo, CollOp op,
                                             const std::vector<int>& ranks);
+
+// Work of a collective for the limits, without a topology: the individual flows (what
+// CollectivePlan::flow_count will be) plan_collective builds for `op` with `algorithm` over GPUs
+// 0 … n−1 of a cluster of `system` (NVLink domains filled in GPU order), and, for kAuto, the
+// sum over the candidates (every one is simulated, one after the other). Arithmetic only (a
+// test checks it against plan_collective); 0 when no algorithm applies.
+struct FlowEstimate {
+  int64_t flows = 0;         // over every algorithm simulated
+  int64_t largest_plan = 0;  // flows of the largest single plan (what is held at once)
+};
+FlowEstimate estimate_collective_flows(const SystemSpec& system, CollOp op, Algorithm algorithm,
+                                       int n);
+// Peak memory a plan of `flows` individual flows takes in the flow network (routes, classes,
+// per-flow state), measured: about 270 bytes per flow of an all-to-all, where every flow is its
+// own class (1,047,552 flows of the 1,024-GPU all-to-all: 263 MiB peak RSS, release build).
+// Merged plans (rings, trees) take less; this bounds them.
+constexpr int64_t kBytesPerPlanFlow = 270;
 
 // Builds the flows of `op` over `ranks` (global GPU ids) with `algorithm` (not kAuto).
 CollectivePlan plan_collective(const Topology& topo, const CollectiveParams& params, CollOp op,

@@ -6,8 +6,10 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <limits>
 #include <map>
+#include <new>
 #include <thread>
 
 #include "core/error.h"
@@ -290,21 +292,26 @@ PlanResult plan_rows(const PlanSpec& plan) {
 
 // Simulates every valid candidate on `threads` threads (<= 0: every core).
 void simulate_candidates(const PlanSpec& plan, const LoadOptions& load, int threads,
-                         PlanResult* out) {
+                         Progress* progress, PlanResult* out) {
   PlanResult& res = *out;
   // Candidates are independent; each writes only its own slot, so the thread count cannot
   // change a result.
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::atomic<size_t> next{0};
-  std::vector<std::string> errors(plan.candidates.size());
+  std::atomic<int64_t> finished{0};
+  const auto total = static_cast<int64_t>(plan.candidates.size());
+  std::vector<std::exception_ptr> errors(plan.candidates.size());
   auto worker = [&] {
     for (size_t i = next++; i < plan.candidates.size(); i = next++) {
-      if (!plan.candidates[i].scenario) continue;
-      try {
-        simulate_candidate(plan, plan.candidates[i], load, &res.candidates[i]);
-      } catch (const std::exception& e) {
-        errors[i] = e.what();
+      if (plan.candidates[i].scenario) {
+        try {
+          simulate_candidate(plan, plan.candidates[i], load, &res.candidates[i]);
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
       }
+      const int64_t done = ++finished;
+      if (progress != nullptr) progress->show(done, total, done, 0, done == total);
     }
   };
   std::vector<std::thread> pool;
@@ -314,10 +321,19 @@ void simulate_candidates(const PlanSpec& plan, const LoadOptions& load, int thre
   for (auto& t : pool)
     t.join();
   for (size_t i = 0; i < errors.size(); ++i) {
-    if (errors[i].empty()) continue;
+    if (!errors[i]) continue;
     const auto& c = res.candidates[i];
-    throw InternalError("candidate " + c.system + " ×" + std::to_string(c.count) + " " +
-                        c.parallelism + ": " + errors[i]);
+    const std::string which =
+        "candidate " + c.system + " ×" + std::to_string(c.count) + " " + c.parallelism + ": ";
+    try {
+      std::rethrow_exception(errors[i]);
+    } catch (const InputError& e) {  // a work limit of its run level: the user's to raise
+      throw InputError(e.file(), e.pointer(), which + e.message());
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw InternalError(which + e.what());
+    }
   }
 }
 
@@ -381,16 +397,11 @@ void write_verdicts(const PlanSpec& plan, PlanResult* out) {
 }  // namespace
 
 PlanResult run_plan(const PlanSpec& plan, const LoadOptions& load_in, int threads,
-                    std::FILE* progress) {
+                    Progress* progress) {
   LoadOptions load = load_in;
   if (load.data_dir.empty()) load.data_dir = default_data_dir();
   PlanResult res = plan_rows(plan);
-  simulate_candidates(plan, load, threads, &res);
-  if (progress != nullptr) {
-    for (const auto& c : res.candidates)
-      std::fprintf(progress, "plan: %s x%d [%s]: %s\n", c.system.c_str(), c.count,
-                   c.parallelism.c_str(), to_string(c.status));
-  }
+  simulate_candidates(plan, load, threads, progress, &res);
 
   recommend(plan, &res);
   // ETTR against the checkpoint interval for the recommendations (the report's chart).

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "core/progress.h"
 #include "scenario/plan_loader.h"
 #include "study/run_level.h"
 
@@ -103,8 +104,8 @@ struct PlanResult {
 constexpr int kPlanCurveReplicas = 32;
 
 // Runs the search; threads for the step simulations and Monte Carlo (0 = every core); results do
-// not depend on it. `progress` (may be null) gets one line per candidate.
-PlanResult run_plan(const PlanSpec& plan, const LoadOptions& load, int threads,
-                    std::FILE* progress);
+// not depend on it. `progress` (may be null) is told the candidates simulated. A candidate's
+// InputError (a work limit of its Monte Carlo) is rethrown naming the candidate.
+PlanResult run_plan(const PlanSpec& plan, const LoadOptions& load, int threads, Progress* progress);
 
 }  // namespace fleetsim

@@ -30,6 +30,9 @@ LoadOptions load_options(const Limits& limits) {
   LoadOptions opt;
   opt.max_gpus = limits.max_gpus;
   opt.max_passes = limits.max_passes;
+  opt.max_flows = limits.max_flows;
+  opt.max_run_events = limits.max_run_events;
+  opt.max_sim_memory = limits.max_sim_memory;
   return opt;
 }
 

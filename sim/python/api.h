@@ -20,9 +20,14 @@ struct Source {
   std::string text;  // the JSON text when !is_path
 };
 
+// The CLI's work limits (--max-gpus, --max-passes, --max-flows, --max-run-events,
+// --max-sim-memory in bytes); the defaults are LoadOptions'.
 struct Limits {
   int max_gpus = 131072;
   int64_t max_passes = 20'000'000;
+  int64_t max_flows = 8'388'608;
+  int64_t max_run_events = 200'000'000;
+  int64_t max_sim_memory = int64_t{8} << 30;
 };
 
 // `fleetsim run`'s report.json, byte for byte: the training step (and the run-level Monte Carlo

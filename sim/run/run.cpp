@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <exception>
+#include <mutex>
 #include <thread>
 
 namespace fleetsim {
@@ -66,6 +68,29 @@ double resolved_interval_s(const RunSpec& spec, const JobShape& job, const StepT
   return 0;
 }
 
+double estimated_replica_events(const RunSpec& spec, const JobShape& job, double healthy_step_s) {
+  StepTable steps;
+  steps.healthy_s = healthy_step_s;
+  const double tokens_per_s = job.tokens_per_step / healthy_step_s;
+  const double wall_s = spec.duration_s > 0 ? spec.duration_s : spec.token_budget / tokens_per_s;
+  const double hours = wall_s / 3600.0;
+  const int domains = std::max(1, job.nodes / std::max(1, job.domain_nodes));
+  double events =
+      5.0 * (job_failure_rate_per_hour(spec.failures, job.gpus, job.nodes, domains) * hours +
+             static_cast<double>(spec.injected.size()));
+  for (const GrayFailureSpec& g : spec.gray) {
+    const bool gpu = g.kind == GrayKind::kGpuClock;
+    const double onsets = g.rate_per_hour * (gpu ? job.gpus : 1) * hours;
+    const double ticks = gpu && spec.health.enabled ? spec.health.gray_consecutive + 1.0 : 0.0;
+    events += onsets * (2.0 + ticks);
+  }
+  const double interval_s = resolved_interval_s(spec, job, steps);
+  if (interval_s > 0) events += 2.0 * wall_s / interval_s;
+  if (spec.maintenance.interval_s > 0) events += 2.0 * wall_s / spec.maintenance.interval_s;
+  events += 2.0 * static_cast<double>(spec.reservation.segments.size());
+  return events;
+}
+
 double percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -74,15 +99,29 @@ double percentile(std::vector<double> v, double q) {
 }
 
 RunSummary run_monte_carlo(const RunSpec& spec, const JobShape& job, const StepTable& steps,
-                           uint64_t seed, int threads, bool want_events) {
+                           uint64_t seed, int threads, bool want_events, Progress* progress) {
   const int n = std::max(1, spec.replicas);
+  std::atomic<int> finished{0};
   std::vector<ReplicaResult> results(n);
   RunSummary s;
   std::atomic<int> next{0};
+  // The first exception a worker throws (std::bad_alloc) stops the others and is rethrown here:
+  // out of a std::thread it would terminate the process.
+  std::mutex mu;
+  std::exception_ptr failure;
   auto worker = [&] {
-    for (int i = next++; i < n; i = next++)
-      results[i] = simulate_replica(spec, job, steps, seed, i,
-                                    (want_events && i == 0) ? &s.events : nullptr);
+    try {
+      for (int i = next++; i < n; i = next++) {
+        results[i] = simulate_replica(spec, job, steps, seed, i,
+                                      (want_events && i == 0) ? &s.events : nullptr);
+        const int done = ++finished;
+        if (progress != nullptr) progress->show(done, n, done, 0, done == n);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lk(mu);
+      if (!failure) failure = std::current_exception();
+      next = n;
+    }
   };
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads = std::min(threads, n);
@@ -92,6 +131,7 @@ RunSummary run_monte_carlo(const RunSpec& spec, const JobShape& job, const StepT
   worker();
   for (auto& t : pool)
     t.join();
+  if (failure) std::rethrow_exception(failure);
 
   s.replicas = n;
   s.healthy_step_s = steps.healthy_s;

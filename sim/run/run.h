@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/progress.h"
 #include "fault/fault.h"
 
 namespace fleetsim {
@@ -114,6 +115,15 @@ double resolved_interval_s(const RunSpec& spec, const JobShape& job, const StepT
 ReplicaResult simulate_replica(const RunSpec& spec, const JobShape& job, const StepTable& steps,
                                uint64_t seed, int replica, std::vector<RunEvent>* events);
 
+// Events one replica of `spec` processes, estimated before the Monte Carlo for the work limit
+// (--max-run-events) from the rates × units × wall time: 5 per hard failure (failure,
+// detection, replacement, restart, resume) and per injected one, 2 per gray onset (onset, end)
+// plus gray_consecutive + 1 health-check ticks for a GPU's when checks run, 2 per checkpoint
+// (blocking end, upload), 2 per maintenance window and per reservation segment. The wall time
+// is spec.duration_s, else the token budget at the healthy rate (a lower bound: failures
+// lengthen it).
+double estimated_replica_events(const RunSpec& spec, const JobShape& job, double healthy_step_s);
+
 struct RunSummary {
   int replicas = 0;
   double healthy_step_s = 0;
@@ -136,9 +146,11 @@ struct RunSummary {
 };
 
 // Runs spec.replicas replicas on `threads` threads (0 = hardware concurrency). Replica i uses
-// streams derived from (seed, i); the summary is identical for every thread count.
+// streams derived from (seed, i); the summary is identical for every thread count. `progress`
+// (may be null) is told the replicas done.
 RunSummary run_monte_carlo(const RunSpec& spec, const JobShape& job, const StepTable& steps,
-                           uint64_t seed, int threads, bool want_events);
+                           uint64_t seed, int threads, bool want_events,
+                           Progress* progress = nullptr);
 
 // The event timeline as JSON lines (fixed number formatting).
 std::string run_events_jsonl(const std::vector<RunEvent>& events);

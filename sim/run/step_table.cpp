@@ -8,15 +8,20 @@ namespace fleetsim {
 
 StepTable build_step_table(const RunSpec& spec, const StepInput& base, double healthy_step_s,
                            const Topology& topo, const CollectiveParams& cp,
-                           const ComputeModel& compute) {
+                           const ComputeModel& compute, Progress* progress) {
   StepTable t;
   t.healthy_s = healthy_step_s;
-  for (int level : gray_levels(spec)) {
+  const std::vector<int> levels = gray_levels(spec);
+  const auto total = static_cast<int64_t>(levels.size());
+  int64_t done = 0;
+  for (int level : levels) {
     StepInput in = base;
     in.symmetry = false;
     in.want_trace = false;
     in.gpu_speed.assign(1, level / 20.0);
     t.slow_gpu_s[level] = simulate_step(in, topo, cp, compute).step_time_s;
+    ++done;
+    if (progress != nullptr) progress->show(done, total, done, 0, done == total);
   }
   return t;
 }

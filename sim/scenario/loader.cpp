@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "scenario/json_reader.h"
+#include "scenario/limits.h"
 #include "scenario/run_loader.h"
 #include "scenario/scenario.h"
 #include "scenario/system_loader.h"
@@ -92,12 +93,6 @@ CollectiveWorkload read_collective(const Obj& w, int gpus) {
   if (c.op == CollOp::kSendRecv && c.group_gpus != 2 && n != 2) {
     w.fail(w.at("group"), "send_recv needs a group of exactly 2 GPUs ({\"gpus\": 2})");
   }
-  if (c.op == CollOp::kAllToAll && n > 2048) {
-    w.fail(w.at("group"),
-           "all_to_all is simulated with one flow per GPU pair; groups above 2048 GPUs are refused "
-           "(got " +
-               std::to_string(n) + ")");
-  }
   for (size_t i = 0; i < c.sizes.size(); ++i) {
     if (c.sizes[i].count() % c.dtype_bytes != 0) {
       w.fail(w.at("sizes"), "size " + std::to_string(c.sizes[i].count()) +
@@ -163,18 +158,17 @@ Scenario parse_scenario(const std::string& text, const std::string& file,
       root.object("workload", training ? training_scenario_keys().at("/workload#training")
                                        : kCollectiveWorkloadKeys);
   const std::string type = workload.choice("type", {"collective", "training"});
-  if (type == "collective") s.collective = read_collective(workload, static_cast<int>(gpus));
+  if (type == "collective") {
+    s.collective = read_collective(workload, static_cast<int>(gpus));
+    check_collective_limits(s, workload.has("group") ? workload.at("group") : cluster.at("count"),
+                            options);
+  }
   if (type == "training") {
     s.training = read_training(workload, static_cast<int>(gpus), s.system, data_dir);
-    const int64_t passes = estimated_step_passes(*s.training);
-    if (passes > options.max_passes) {
-      workload.fail(workload.at("batch"),
-                    "the step has " + std::to_string(passes) +
-                        " forward/backward passes to simulate (TP units × micro-batches per "
-                        "pipeline × model chunks × 2); the limit is " +
-                        std::to_string(options.max_passes) + " (raise it with --max-passes)");
-    }
+    check_training_limits(s, workload.at("batch"), options);
   }
+  s.max_run_events = options.max_run_events;
+  s.max_passes = options.max_passes;
   if (root.has("run")) {
     if (!s.training) root.fail("/run", "the run section needs a training workload");
     s.run = read_run_section(root.object("run", run_scenario_keys().at("/run")), s.training->model,

@@ -179,10 +179,11 @@ void read_candidates(const Obj& o, const json& run, const LoadOptions& options, 
   for (const json& c : cands)
     if (c.is_object() && c.contains("counts") && c["counts"].is_array())
       combos += c["counts"].size() * pars.size();
-  if (combos > kMaxPlanCandidates)
+  if (static_cast<int64_t>(combos) > options.max_plan_candidates)
     o.fail(o.at("candidates"), "the plan has " + std::to_string(combos) +
                                    " type × count × parallelism combinations; the limit is " +
-                                   std::to_string(kMaxPlanCandidates));
+                                   std::to_string(options.max_plan_candidates) +
+                                   " (raise it with --max-candidates)");
   for (size_t ci = 0; ci < cands.size(); ++ci) {
     const Obj c(cands[ci], file, o.at("candidates") + "/" + std::to_string(ci), kCandidateKeys);
     const std::string system = c.str("system");

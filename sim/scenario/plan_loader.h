@@ -58,10 +58,6 @@ struct PlanSpec {
   std::vector<PlanCandidate> candidates;  // systems × counts × parallel configurations
 };
 
-// Type × count × parallelism combinations a plan may search (each is a step simulation and a
-// Monte Carlo).
-constexpr size_t kMaxPlanCandidates = 4096;
-
 PlanSpec load_plan(const std::string& path, const LoadOptions& options);
 PlanSpec parse_plan(const std::string& text, const std::string& file, const LoadOptions& options);
 

@@ -64,6 +64,11 @@ struct Scenario {
   // Run-level simulation (top-level "run", training workloads only): failures, checkpoints,
   // recovery and Monte Carlo replicas (scenario/run_loader.h).
   std::optional<RunSpec> run;
+  // LoadOptions::max_run_events and max_passes of the load, for simulate_run_level's checks
+  // (the events estimate needs the healthy step time; the slow-GPU states simulate every rank
+  // even where the step itself uses symmetry).
+  int64_t max_run_events = 200'000'000;
+  int64_t max_passes = 20'000'000;
 };
 
 struct LoadOptions {
@@ -72,6 +77,20 @@ struct LoadOptions {
   // Refuse training steps with more forward/backward passes to simulate than this (raise with
   // --max-passes); 2e7 passes is about a minute of simulation (estimated_step_passes).
   int64_t max_passes = 20'000'000;
+  // Individual flows one collective scenario simulates, over every algorithm it tries (raise
+  // with --max-flows; estimate_collective_flows): 2^23 admits the all-to-all over 2,896 GPUs,
+  // about 10 s and 2 GiB.
+  int64_t max_flows = 8'388'608;
+  // Run-level events over all Monte Carlo replicas (raise with --max-run-events;
+  // estimated_replica_events × replicas, checked once the healthy step time is known): 2e8
+  // events is about half a minute of one core (fleetsim_bench_run: ~8 M events/s).
+  int64_t max_run_events = 200'000'000;
+  // Memory the simulation itself may take, in bytes (raise with --max-sim-memory; estimated
+  // from the flows of a collective and the passes of a step: scenario/limits.h).
+  int64_t max_sim_memory = int64_t{8} << 30;
+  // Type × count × parallelism combinations a plan may search, each a step simulation and a
+  // Monte Carlo (raise with `plan --max-candidates`).
+  int64_t max_plan_candidates = 4096;
 };
 
 // FLEETSIM_DATA_DIR from the environment, else the source tree the binary was built from.

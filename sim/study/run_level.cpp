@@ -4,23 +4,63 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "core/error.h"
 #include "run/step_table.h"
 
 namespace fleetsim {
 
+namespace {
+
+// The work limit of the Monte Carlo (LoadOptions::max_run_events), before any step state or
+// replica runs.
+void check_run_events(const Scenario& s, const JobShape& job, double healthy_step_s) {
+  const RunSpec& spec = *s.run;
+  const double per_replica = estimated_replica_events(spec, job, healthy_step_s);
+  const double events = per_replica * std::max(1, spec.replicas);
+  if (!(events > static_cast<double>(s.max_run_events))) return;
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "the Monte Carlo would process about %.3g run-level events (%.3g per replica "
+                "from the failure, gray-failure, checkpoint and maintenance rates × %d GPUs × "
+                "the run's wall time, × %d replicas); the limit is %lld (raise it with "
+                "--max-run-events)",
+                events, per_replica, job.gpus, std::max(1, spec.replicas),
+                static_cast<long long>(s.max_run_events));
+  throw InputError(s.file, "/run", buf);
+}
+
+// The slow-GPU states simulate every rank (no symmetry): each against LoadOptions::max_passes.
+void check_state_passes(const Scenario& s) {
+  if (gray_levels(*s.run).empty()) return;
+  TrainingWorkload every_rank = *s.training;
+  every_rank.symmetry = false;
+  const int64_t passes = estimated_step_passes(every_rank);
+  if (passes <= s.max_passes) return;
+  throw InputError(s.file, "/run/gray_failures",
+                   "each of the " + std::to_string(gray_levels(*s.run).size()) +
+                       " slow-GPU step states simulates every rank: " + std::to_string(passes) +
+                       " forward/backward passes; the limit is " + std::to_string(s.max_passes) +
+                       " (raise it with --max-passes)");
+}
+
+}  // namespace
+
 RunOutcome simulate_run_level(const Scenario& s, const StudyCluster& cluster,
-                              const StepOutcome& step, int threads, bool want_events) {
+                              const StepOutcome& step, int threads, bool want_events,
+                              Progress* progress, Progress* states) {
   FLEETSIM_ASSERT(s.training.has_value() && s.run.has_value() && cluster.compute != nullptr);
   const TrainingWorkload& w = *s.training;
   const RunSpec& spec = *s.run;
   RunOutcome out;
   out.job = job_shape(w.par, s.system.node.gpus, s.system.scale_up.domain_nodes);
+  check_run_events(s, out.job, step.result.step_time_s);
+  check_state_passes(s);
   // The step's own input, so slow-GPU states differ from the healthy step only in gpu_speed.
   out.steps = build_step_table(spec, step.input, step.result.step_time_s, cluster.topo,
-                               cluster.collective, *cluster.compute);
-  out.summary = run_monte_carlo(spec, out.job, out.steps, s.seed, threads, want_events);
+                               cluster.collective, *cluster.compute, states);
+  out.summary = run_monte_carlo(spec, out.job, out.steps, s.seed, threads, want_events, progress);
   return out;
 }
 

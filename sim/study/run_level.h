@@ -22,9 +22,13 @@ struct RunOutcome {
 
 // Monte Carlo of the scenario's run section (s.run and s.training must be set) with `step`, the
 // scenario's healthy step (simulate_training_step on the same cluster). threads: 0 = every core;
-// results do not depend on it. want_events keeps replica 0's event list.
+// results do not depend on it. want_events keeps replica 0's event list. InputError (/run)
+// before anything runs when the estimated events exceed s.max_run_events. `progress` (may be
+// null) is told the replicas done, `states` (may be null) the slow-GPU step states simulated
+// before them (every rank each; InputError when one has more passes than s.max_passes).
 RunOutcome simulate_run_level(const Scenario& s, const StudyCluster& cluster,
-                              const StepOutcome& step, int threads, bool want_events);
+                              const StepOutcome& step, int threads, bool want_events,
+                              Progress* progress = nullptr, Progress* states = nullptr);
 
 // ETTR against the checkpoint interval (the run's failure model and checkpoint costs, the
 // interval changed): points at the `auto` interval τ* (Daly's optimum for the blocking cost δ and

@@ -1,6 +1,7 @@
 // Parallel, resumable execution of a sweep's points (sweep.h): a pool of threads pulls point
 // indices from an atomic counter; each finished row is appended to results.jsonl with a single
-// write(2) under a mutex, so a kill loses at most the points in flight; progress goes to stderr.
+// write(2) under a mutex, so a kill loses at most the points in flight; progress goes to stderr
+// (core/progress.h).
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "sweep/results_file.h"
 #include "sweep/sweep.h"
 
@@ -38,56 +40,6 @@ void write_all(int fd, const std::string& s, const std::string& path) {
     off += static_cast<size_t>(n);
   }
 }
-
-std::string format_duration(double s) {
-  char buf[32];
-  if (s < 100) {
-    std::snprintf(buf, sizeof buf, "%.0fs", s);
-  } else if (s < 6000) {
-    std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
-  } else {
-    std::snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(s) / 3600,
-                  static_cast<int>(s) / 60 % 60);
-  }
-  return buf;
-}
-
-struct Progress {
-  ProgressMode mode;
-  std::FILE* out;
-  double interval_s;
-  Clock::time_point start = Clock::now();
-  Clock::time_point last = start;
-  bool drawn = false;
-
-  void show(const std::string& name, int done, int total, int ran, int bad, bool final) {
-    if (mode == ProgressMode::kNone) return;
-    const auto now = Clock::now();
-    const double since = std::chrono::duration<double>(now - last).count();
-    const double period = mode == ProgressMode::kBar ? 0.2 : interval_s;
-    if (!final && since < period) return;
-    last = now;
-    const double elapsed = std::chrono::duration<double>(now - start).count();
-    const double rate = elapsed > 0 ? ran / elapsed : 0;
-    const std::string eta = rate > 0 ? format_duration((total - done) / rate) : std::string("?");
-    const double frac = total > 0 ? static_cast<double>(done) / total : 1.0;
-    if (mode == ProgressMode::kBar) {
-      constexpr int kWidth = 30;
-      const int fill = static_cast<int>(frac * kWidth);
-      std::string bar(static_cast<size_t>(fill), '=');
-      if (fill < kWidth) bar += '>' + std::string(static_cast<size_t>(kWidth - fill - 1), ' ');
-      std::fprintf(out, "\r[%s] %d/%d %3.0f%% %.1f points/s ETA %s%s\033[K", bar.c_str(), done,
-                   total, frac * 100, rate, eta.c_str(),
-                   bad > 0 ? (" (" + std::to_string(bad) + " failed)").c_str() : "");
-      drawn = true;
-      if (final) std::fputc('\n', out);
-    } else {
-      std::fprintf(out, "sweep %s: %d/%d points (%.0f%%), %.1f points/s, ETA %s, %d failed\n",
-                   name.c_str(), done, total, frac * 100, rate, final ? "0s" : eta.c_str(), bad);
-    }
-    std::fflush(out);
-  }
-};
 
 }  // namespace
 
@@ -291,10 +243,12 @@ void run_points(const SweepPlan& plan, const SweepRunOptions& opt, const Results
       cv.notify_all();
     }
   };
-  ProgressMode mode = opt.progress;
-  if (mode == ProgressMode::kAuto)
-    mode = ::isatty(::fileno(opt.progress_stream)) ? ProgressMode::kBar : ProgressMode::kLines;
-  Progress progress{mode, opt.progress_stream, opt.line_interval_s};
+  ProgressStyle style;
+  style.label = "sweep " + plan.name;
+  style.unit = "points";
+  style.show_failed = true;
+  style.line_interval_s = opt.line_interval_s;
+  Progress progress(opt.progress, opt.progress_stream, style);
   const int n_threads = std::max(1, std::min<int>(opt.jobs, static_cast<int>(todo.size())));
   std::vector<std::thread> threads;
   for (int t = 0; t < n_threads && !todo.empty(); ++t)
@@ -303,7 +257,7 @@ void run_points(const SweepPlan& plan, const SweepRunOptions& opt, const Results
     std::unique_lock<std::mutex> lk(mu);
     while (finished < static_cast<int>(todo.size()) && !failure) {
       cv.wait_for(lk, std::chrono::milliseconds(200));
-      progress.show(plan.name, sum->already_done + finished, sum->shard_points, finished,
+      progress.show(sum->already_done + finished, sum->shard_points, finished,
                     sum->invalid + sum->error, false);
     }
   }
@@ -313,7 +267,7 @@ void run_points(const SweepPlan& plan, const SweepRunOptions& opt, const Results
   ::close(fd);
   if (failure) std::rethrow_exception(failure);
   sum->ran = finished;
-  progress.show(plan.name, sum->already_done + finished, sum->shard_points, finished,
+  progress.show(sum->already_done + finished, sum->shard_points, finished,
                 sum->invalid + sum->error, true);
 }
 

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/progress.h"
 #include "scenario/scenario.h"
 #include "scenario/sweep_loader.h"
 #include "sweep/row.h"
@@ -64,8 +65,6 @@ class ResultsCodec {
   // InputError naming `file` on anything that is not a manifest.
   virtual SweepManifest parse_manifest(const std::string& text, const std::string& file) const = 0;
 };
-
-enum class ProgressMode { kAuto, kBar, kLines, kNone };
 
 struct SweepRunOptions {
   int jobs = 1;

@@ -145,7 +145,12 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
   }
 
   double sum_large = 0, sum_small = 0;
+  const auto n_rows = static_cast<int64_t>(t.rows.size());
   for (size_t r = 0; r < t.rows.size(); ++r) {
+    if (options.progress != nullptr) {
+      const auto done = static_cast<int64_t>(r);
+      options.progress->show(done, n_rows, done, 0, false);
+    }
     ValidationRow v;
     v.line = t.line_of_row[r];
     v.hardware = cell(t, r, "hardware");
@@ -272,6 +277,7 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
     ++rep.n_rows;
     rep.rows.push_back(v);
   }
+  if (options.progress != nullptr) options.progress->show(n_rows, n_rows, n_rows, 0, true);
   rep.mape_pct = rep.n_rows ? sum_large / rep.n_rows : 0.0;
   for (const auto& v : rep.rows) {
     if (v.skipped || v.small) continue;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/csv.h"
+#include "core/progress.h"
 #include "core/time.h"
 
 namespace fleetsim {
@@ -83,6 +84,7 @@ struct ValidateOptions {
   std::string system;                           // --system: every row on this system
   std::map<std::string, std::string> models;    // --model-map: name → zoo id or model path
   std::map<std::string, std::string> defaults;  // --default KEY=VALUE for empty cells
+  Progress* progress = nullptr;                 // told the rows done (may be null)
 };
 
 // Keys --default accepts (the configuration columns of a training row).

@@ -4,7 +4,8 @@
 // on 131,072 B200, and `auto` all-reduces (every applicable algorithm) over 32,768 and 131,072
 // GPUs. Each row runs `fleetsim run` on a scenario written to a temporary folder, as a user
 // would, in a child process whose CPU time (user + system: the machine may be shared, so wall
-// time is only an upper bound) and peak RSS come from wait4().
+// time is only an upper bound) and peak RSS come from wait4(). --max-flows is raised so the
+// 4,096-GPU all-to-all (16,773,120 flows; the default limit is 2^23) runs.
 //
 // Usage: fleetsim_bench_scale [FLEETSIM] [ROW...]   (default build/release/fleetsim, all rows)
 #include <sys/resource.h>
@@ -87,7 +88,8 @@ int run_row(const std::string& fleetsim, const Row& row, const std::string& tmp)
     FILE* o = std::freopen(log.c_str(), "w", stdout);
     (void)o;
     execl(fleetsim.c_str(), fleetsim.c_str(), "run", scenario.c_str(), "--out", out.c_str(),
-          "--max-gpus", "1048576", static_cast<char*>(nullptr));
+          "--max-gpus", "1048576", "--max-flows", "100000000", "--progress", "none",
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   int status = 0;

@@ -140,5 +140,44 @@ hf_bad negative-layers '{"model_type": "llama", "num_hidden_layers": -2, "hidden
 hf_bad unknown-key "${mini}, \"moe_layer_period\": 2}" "/moe_layer_period: key not understood"
 hf_bad mamba '{"model_type": "mamba2", "hidden_size": 64}' "/model_type: 'mamba2': pure Mamba-2"
 hf_bad hybrid-pattern '{"model_type": "nemotron_h", "num_hidden_layers": 2, "hidden_size": 64, "vocab_size": 100, "max_position_embeddings": 64, "hybrid_override_pattern": "MX"}' "/hybrid_override_pattern: character 1 'X' is not a block kind"
+# Work limits: each refused up front with exit 2, the estimate and the flag that raises it.
+limit() {  # name, message (fixed string), command...
+  local name="$1" msg="$2"; shift 2
+  check "limit-$name" 2 "$@"
+  if grep -qF -- "$msg" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL limit-$name message"; cat "$tmp/err"; fi
+}
+a2a_scenario() {  # file, p6-b200 instances
+  printf '{"name": "a", "cluster": {"system": "p6-b200.48xlarge", "count": %d}, "workload": {"type": "collective", "operation": "all_to_all", "algorithm": "direct", "sizes": ["1GiB"]}}' "$2" >"$1"
+}
+a2a_scenario "$tmp/a2a-4096.json" 512
+limit flows "a2a-4096.json:/cluster/count: all_to_all over 4096 GPUs (direct) simulates 16773120 flows per size (one per ordered GPU pair); the limit is 8388608 (raise it with --max-flows)" "$bin" run "$tmp/a2a-4096.json" --out "$tmp/l"
+# Raised, the flows pass and the memory estimate (16773120 × 270 B) is what refuses it here.
+limit flows-raised "the simulation would take about 4.22 GiB of memory (all_to_all over 4096 GPUs (direct): 16773120 flows in its largest plan × 270 B); the limit is 1 GiB (raise it with --max-sim-memory)" "$bin" run "$tmp/a2a-4096.json" --out "$tmp/l" --max-flows 20000000 --max-sim-memory 1GiB
+a2a_scenario "$tmp/a2a-64.json" 8
+check a2a-64-flows-ok 0 "$bin" run "$tmp/a2a-64.json" --out "$tmp/l" --max-flows 4032
+limit flows-custom "simulates 4032 flows per size (one per ordered GPU pair); the limit is 4031 (raise it with --max-flows)" "$bin" run "$tmp/a2a-64.json" --out "$tmp/l" --max-flows 4031
+limit sim-memory "quickstart.json:/workload/batch: the simulation would take about" "$bin" run scenarios/quickstart.json --out "$tmp/l" --max-sim-memory 1KiB
+if grep -qF "the limit is 1 KiB (raise it with --max-sim-memory)" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL sim-memory limit"; cat "$tmp/err"; fi
+check sim-memory-not-a-size 2 "$bin" run scenarios/quickstart.json --max-sim-memory 8XB
+if grep -qF "unknown unit 'XB'" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL sim-memory-not-a-size message"; cat "$tmp/err"; fi
+# The 16K-GPU run example with a gray-failure rate of 2 per GPU-hour (a typo away from 5e-6):
+# 2 × 16384 GPUs × 720 h × (2 + 4 health-check events) per onset ≈ 1.42e8 events per replica.
+sed 's/"rate_per_hour": 5e-6/"rate_per_hour": 2/' scenarios/run-llama3.1-405b-16k-b200.json >"$tmp/gray-typo.json"
+limit run-events "gray-typo.json:/run: the Monte Carlo would process about 2.83e+10 run-level events (1.42e+08 per replica" "$bin" run "$tmp/gray-typo.json" --out "$tmp/l"
+if grep -qF "× 200 replicas); the limit is 200000000 (raise it with --max-run-events)" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL run-events limit"; cat "$tmp/err"; fi
+limit run-events-custom "the limit is 1000 (raise it with --max-run-events)" "$bin" run scenarios/run-llama3.1-405b-16k-b200.json --out "$tmp/l" --max-run-events 1000
+limit plan-candidates "the limit is 2 (raise it with --max-candidates)" "$bin" plan scenarios/plans/llama3.1-405b-15t.json --out "$tmp/l" --max-candidates 2
+# A sweep records a refused point as invalid, with the limit's message.
+check sweep-limits 0 "$bin" sweep scenarios/sweeps/quickstart-parallelism.json --out "$tmp/sw" --progress none --max-passes 1
+if grep -qF "(raise it with --max-passes)" "$tmp/sw/results.jsonl"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL sweep-limits rows"; head -2 "$tmp/sw/results.jsonl"; fi
+# std::bad_alloc is never an internal error: under a 200 MB address-space limit the 2,048-GPU
+# all-to-all (4,192,256 flows, about 1.1 GB of plan: within the default limits) runs out while
+# planning; exit 2 naming the limit flags. Not under a sanitizer (its shadow memory needs the
+# address space).
+if ! grep -q __asan_init "$bin"; then
+  a2a_scenario "$tmp/a2a-2048.json" 256
+  check out-of-memory 2 bash -c "ulimit -v 200000; exec \"\$0\" run \"\$1\" --out \"\$2\"" "$bin" "$tmp/a2a-2048.json" "$tmp/l"
+  if grep -qF "fleetsim: error: out of memory:" "$tmp/err" && grep -qF -- "--max-flows, --max-run-events and --max-sim-memory" "$tmp/err" && ! grep -q "internal error" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL out-of-memory message"; cat "$tmp/err"; fi
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

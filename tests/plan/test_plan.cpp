@@ -156,7 +156,8 @@ TEST_CASE("plan: UltraServers with gpus_per_unit, spares fill the unused trays b
   }
 }
 
-TEST_CASE("plan: more than kMaxPlanCandidates combinations is an input error before any is built") {
+TEST_CASE(
+    "plan: more than max_plan_candidates combinations is an input error before any is built") {
   // (700 + 700 + 1 (p5)) counts × 3 layouts = 4203 > 4096.
   std::string counts;
   for (int i = 1; i <= 700; ++i)
@@ -172,5 +173,9 @@ TEST_CASE("plan: more than kMaxPlanCandidates combinations is an input error bef
   } catch (const InputError& e) {
     CHECK(e.pointer() == "/candidates");
     CHECK(e.message().find("has 4203 type") != std::string::npos);
+    CHECK(e.message().find("the limit is 4096 (raise it with --max-candidates)") !=
+          std::string::npos);
   }
+  opt.max_plan_candidates = 4203;  // raised: the search is read (and its candidates built)
+  CHECK(parse_plan(text, "p.json", opt).candidates.size() == 4203);
 }

@@ -137,6 +137,26 @@ def test_input_error_has_file_and_pointer():
     assert fleetsim.memory(QUICKSTART)["fits"] in (True, False)
 
 
+def test_work_limits_are_input_errors_before_the_work():
+    # The all-to-all over 4,096 GPUs: 4096 × 4095 flows, over the default 2^23.
+    a2a = {"name": "a", "cluster": {"system": "p6-b200.48xlarge", "count": 512},
+           "workload": {"type": "collective", "operation": "all_to_all", "algorithm": "direct",
+                        "sizes": ["1GiB"]}}
+    with pytest.raises(fleetsim.InputError) as e:
+        fleetsim.run(a2a)
+    assert e.value.pointer == "/cluster/count"
+    assert "16773120 flows" in e.value.message and "--max-flows" in e.value.message
+    # Raised, the memory estimate (16773120 × 270 B = 4.22 GiB) is what refuses it.
+    with pytest.raises(fleetsim.InputError) as e:
+        fleetsim.run(a2a, max_flows=20_000_000, max_sim_memory=1 << 30)
+    assert "about 4.22 GiB" in e.value.message and "--max-sim-memory" in e.value.message
+    with pytest.raises(fleetsim.InputError) as e:
+        fleetsim.run("scenarios/run-llama3.1-405b-16k-b200.json", max_run_events=1000)
+    assert e.value.pointer == "/run" and "--max-run-events" in e.value.message
+    with pytest.raises(TypeError):
+        fleetsim.run(QUICKSTART, max_flow=1)
+
+
 def test_gil_released_while_simulating():
     """The main thread keeps running Python while another thread simulates."""
     done = threading.Event()

@@ -143,6 +143,35 @@ scenario_case("passes-over-custom-limit", json.dumps(TRAIN), "/workload/batch",
 scenario_case("trace-over-limit", json.dumps(TRAIN), "/workload/batch",
               "raise it with --max-trace-events",
               extra=("--trace", os.path.join(TMP, "t.json"), "--max-trace-events", "1000"))
+# An all-to-all over 16,384 GPUs (268 M flows, ~72 GB of plan): refused in milliseconds.
+A2A = with_value(with_value(COLL, ["workload", "operation"], "all_to_all"), ["cluster", "count"], 2048)
+scenario_case("flows-over-limit", json.dumps(A2A), "/cluster/count",
+              "simulates 268419072 flows per size.*raise it with --max-flows")
+scenario_case("flows-over-limit-group", json.dumps(with_value(
+    with_value(A2A, ["cluster", "count"], 16384), ["workload", "group"], {"gpus": 131072})),
+              "/workload/group", "raise it with --max-flows")
+# Limits raised past the machine: the memory estimate still refuses before allocating.
+scenario_case("sim-memory-over-limit", json.dumps(A2A), "/cluster/count",
+              "about 67.50 GiB of memory.*raise it with --max-sim-memory",
+              extra=("--max-flows", "1000000000000"))
+scenario_case("sim-memory-passes", json.dumps(big_batch), "/workload/batch",
+              "raise it with --max-sim-memory", extra=("--max-passes", "1000000000000"))
+# The run example with a gray-failure rate of 7 per GPU-hour, and a million replicas.
+RUN = json.load(open("scenarios/run-llama3.1-405b-16k-b200.json"))
+gray = json.loads(json.dumps(RUN))
+gray["run"]["gray_failures"][0]["rate_per_hour"] = 7
+scenario_case("run-events-over-limit", json.dumps(gray), "/run",
+              "run-level events.*raise it with --max-run-events")
+replicas = json.loads(json.dumps(RUN))
+replicas["run"]["replicas"] = 1000000
+replicas["run"]["duration"] = "100d"
+scenario_case("run-events-replicas", json.dumps(replicas), "/run",
+              "raise it with --max-run-events")
+PLAN = json.load(open("scenarios/plans/llama3.1-405b-15t.json"))
+PLAN["candidates"][0]["counts"] = list(range(1, 5000))
+expect_error("plan-candidates-over-limit", ["plan", write("plan-big.json", json.dumps(PLAN)),
+                                            "--out", os.path.join(TMP, "plan-out")],
+             "/candidates", "combinations; the limit is 4096 \\(raise it with --max-candidates\\)")
 
 # ---- a wrong type at every position of real scenarios ----
 def wrong_values(v):

@@ -9,7 +9,9 @@
 Scenarios and sweeps are a path (str or os.PathLike) or a dict in the scenario / sweep format
 (relative paths inside a dict resolve from the current folder). Bad input raises
 fleetsim.InputError (a ValueError) with .file, .pointer and .message, the cases where the CLI
-exits with 2. The GIL is released while simulating, so Python threads run in parallel.
+exits with 2; work over a limit (max_gpus, max_passes, max_flows, max_run_events,
+max_sim_memory keyword arguments) is such an input error, refused before it starts, and running
+out of memory anyway raises MemoryError naming those limits. The GIL is released while simulating, so Python threads run in parallel.
 Reference: docs/python.md.
 """
 import json
@@ -46,27 +48,35 @@ def _source(doc, what):
     raise TypeError(f"expected a {what} path or dict, got {type(doc).__name__}")
 
 
-def _limits(max_gpus, max_passes):
-    return (_core.default_max_gpus if max_gpus is None else int(max_gpus),
-            _core.default_max_passes if max_passes is None else int(max_passes))
+_LIMITS = ("max_gpus", "max_passes", "max_flows", "max_run_events", "max_sim_memory")
 
 
-def run_json(scenario, *, seed=None, threads=0, max_gpus=None, max_passes=None):
-    """`fleetsim run`'s report.json as text, byte for byte (threads: run-level Monte Carlo)."""
-    return _core.run_json(*_source(scenario, "scenario"), seed, int(threads),
-                          *_limits(max_gpus, max_passes))
+def _limits(limits):
+    """The work limits for _core (the CLI's --max-* flags; max_sim_memory in bytes): each keyword
+    argument given, else the default. Work over a limit raises InputError before it starts."""
+    unknown = set(limits) - set(_LIMITS)
+    if unknown:
+        raise TypeError(f"unknown limit(s) {sorted(unknown)}; expected {list(_LIMITS)}")
+    return tuple(getattr(_core, "default_" + k) if limits.get(k) is None else int(limits[k])
+                 for k in _LIMITS)
 
 
-def run(scenario, *, seed=None, threads=0, max_gpus=None, max_passes=None):
+def run_json(scenario, *, seed=None, threads=0, **limits):
+    """`fleetsim run`'s report.json as text, byte for byte (threads: run-level Monte Carlo).
+
+    limits: max_gpus, max_passes, max_flows, max_run_events, max_sim_memory (bytes), as the
+    CLI's --max-* flags."""
+    return _core.run_json(*_source(scenario, "scenario"), seed, int(threads), _limits(limits))
+
+
+def run(scenario, *, seed=None, threads=0, **limits):
     """Simulates a scenario; returns the report.json object as a dict (docs/report.md keys)."""
-    return json.loads(run_json(scenario, seed=seed, threads=threads, max_gpus=max_gpus,
-                               max_passes=max_passes))
+    return json.loads(run_json(scenario, seed=seed, threads=threads, **limits))
 
 
-def memory(scenario, *, max_gpus=None, max_passes=None):
+def memory(scenario, **limits):
     """Per-GPU memory breakdown of a training scenario (`fleetsim memory --json`), no simulation."""
-    return json.loads(_core.memory_json(*_source(scenario, "scenario"),
-                                        *_limits(max_gpus, max_passes)))
+    return json.loads(_core.memory_json(*_source(scenario, "scenario"), _limits(limits)))
 
 
 def validate(csv, *, kernel_gap_us=None, kernel_efficiency=None):
@@ -82,7 +92,7 @@ def validate(csv, *, kernel_gap_us=None, kernel_efficiency=None):
     return Rows(rows, rep)
 
 
-def sweep(sweep, *, threads=1, max_gpus=None):
+def sweep(sweep, *, threads=1, **limits):
     """Runs every point of a sweep on `threads` threads, nothing written to disk.
 
     Returns Rows: the rows of the CLI's results.jsonl in point order (point, key, status, the
@@ -92,6 +102,6 @@ def sweep(sweep, *, threads=1, max_gpus=None):
     if int(threads) < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
     res = json.loads(_core.sweep_json(*_source(sweep, "sweep"), int(threads),
-                                      *_limits(max_gpus, None)))
+                                      _limits(limits)))
     rows = res.pop("rows")
     return Rows(rows, res)
