@@ -42,6 +42,11 @@ Progress::Progress(ProgressMode mode, std::FILE* out, ProgressStyle style)
   if (mode_ == ProgressMode::kAuto) mode_ = ProgressMode::kNone;
 }
 
+void Progress::begin() {
+  std::lock_guard<std::mutex> lk(mu_);
+  start_ = last_ = Clock::now();
+}
+
 void Progress::show(int64_t done, int64_t total, int64_t ran, int64_t bad, bool final) {
   if (mode_ == ProgressMode::kNone) return;
   std::lock_guard<std::mutex> lk(mu_);

@@ -38,6 +38,9 @@ class Progress {
   // far). Redrawn at most every 0.2 s (bar) or line_interval_s (lines) unless `final`; the
   // final call ends the bar's line. Thread-safe.
   void show(int64_t done, int64_t total, int64_t ran, int64_t bad, bool final);
+  // Restarts the clock (rate, ETA, delay) where the counted work begins, when the object was
+  // made earlier. Thread-safe.
+  void begin();
   // Whether anything will ever be drawn (mode none resolves to false).
   bool enabled() const { return mode_ != ProgressMode::kNone; }
 

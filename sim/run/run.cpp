@@ -102,6 +102,7 @@ RunSummary run_monte_carlo(const RunSpec& spec, const JobShape& job, const StepT
                            uint64_t seed, int threads, bool want_events, Progress* progress) {
   const int n = std::max(1, spec.replicas);
   std::atomic<int> finished{0};
+  if (progress != nullptr) progress->begin();
   std::vector<ReplicaResult> results(n);
   RunSummary s;
   std::atomic<int> next{0};

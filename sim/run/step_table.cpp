@@ -14,6 +14,7 @@ StepTable build_step_table(const RunSpec& spec, const StepInput& base, double he
   const std::vector<int> levels = gray_levels(spec);
   const auto total = static_cast<int64_t>(levels.size());
   int64_t done = 0;
+  if (progress != nullptr) progress->begin();
   for (int level : levels) {
     StepInput in = base;
     in.symmetry = false;
