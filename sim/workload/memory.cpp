@@ -158,14 +158,15 @@ StageParams stage_params(const ModelSpec& m, const ParallelConfig& p,
   return s;
 }
 
-// Quantized weight copy bytes per linear parameter, in 32nds (row-wise + column-wise).
-int64_t fp8_weight_32nds(PrecisionRecipe r) {
+// Quantized weight copy bytes per linear parameter, in 32nds (row-wise + column-wise; one
+// per-tensor FP8 copy where the GPU runs non-TN FP8 GEMMs).
+int64_t fp8_weight_32nds(PrecisionRecipe r, bool non_tn) {
   switch (r) {
     case PrecisionRecipe::kBf16:
       return 0;
     case PrecisionRecipe::kFp8Delayed:
     case PrecisionRecipe::kFp8Current:
-      return 2 * 32;
+      return (non_tn ? 1 : 2) * 32;
     case PrecisionRecipe::kFp8Block:
     case PrecisionRecipe::kMxfp8:
       return 2 * 33;
@@ -188,7 +189,7 @@ void parameter_state(const ModelSpec& m, const ParallelConfig& p, const MemoryOp
     r->weights = kWeightBytes * (sharded + sp.largest_layer);
     r->gradients = o.grad_bytes * sharded;
   } else {
-    const int64_t q32 = fp8_weight_32nds(p.precision);
+    const int64_t q32 = fp8_weight_32nds(p.precision, o.non_tn_fp8_gemm);
     const int64_t bf16_params =
         o.fp8_param_gather && q32 > 0 ? r->params_on_rank - sp.linear : r->params_on_rank;
     r->weights = kWeightBytes * bf16_params + q32 * sp.linear / 32;
@@ -227,6 +228,10 @@ int64_t backward_working(const ModelSpec& m, int layer, const ParallelConfig& p,
 }
 
 }  // namespace
+
+bool gpu_non_tn_fp8_gemm(const std::string& gpu_model) {
+  return gpu_model.find("B200") != std::string::npos || gpu_model.find("B300") != std::string::npos;
+}
 
 MemoryOptions megatron_bridge_perf_options() {
   MemoryOptions o;

@@ -70,6 +70,13 @@ struct MemoryOptions {
   // FP8 / MXFP8 primary weights (--fp8-param-gather): Transformer Engine keeps the linear
   // layers' weights once in FP8 (1 B + its scales) instead of bf16; the all-gather moves FP8.
   bool fp8_param_gather = false;
+  // The GPU runs FP8 GEMMs in every operand layout (Blackwell, compute capability >= 10:
+  // Transformer Engine's nvte_is_non_tn_fp8_gemm_supported()). Then TE's per-tensor FP8
+  // quantizers (delayed and current scaling, csrc/quantizer.cpp Float8Quantizer /
+  // Float8CurrentScalingQuantizer::create_tensor) keep one FP8 copy of a weight for both the
+  // forward and the backward GEMMs; on Hopper they keep it and its transpose. MXFP8 / NVFP4
+  // scale along rows and columns separately and keep both copies everywhere.
+  bool non_tn_fp8_gemm = false;
   // Fraction of the optimizer state (master params and moments) kept in host memory
   // (--optimizer-cpu-offload with --optimizer-offload-fraction).
   double optimizer_offload_fraction = 0;
@@ -102,6 +109,10 @@ struct MemoryOptions {
 // Transformer Engine's cross entropy, expandable segments. The rows of NVIDIA's performance
 // summary were measured with them.
 MemoryOptions megatron_bridge_perf_options();
+
+// Whether a GPU model ("H100", "B200", "GB300", ...) runs FP8 GEMMs in every layout
+// (MemoryOptions::non_tn_fp8_gemm): the Blackwell GPUs.
+bool gpu_non_tn_fp8_gemm(const std::string& gpu_model);
 
 struct MemoryBreakdown {
   int64_t weights = 0;          // parameters on the rank (bf16, FP8 with fp8_param_gather)
@@ -160,6 +171,15 @@ int64_t layer_activation_bytes(const ModelSpec& m, int layer, const ParallelConf
 // chunk c of stage s holds the (c·pp + s)-th block of layers / (pp·vp) layers; a remainder goes
 // one layer each to the first blocks.
 std::vector<int> stage_layers(const ModelSpec& m, const ParallelConfig& p, int stage);
+
+// Megatron-Core's --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split
+// (megatron/core/transformer/transformer_block.py, get_num_layers_to_build): the embedding and
+// the loss count as one layer each, the (layers + embedding + loss) are split evenly over the
+// pp · vp virtual stages, and the first virtual stage builds one decoder layer fewer (embedding),
+// the last one fewer (loss). Returns the decoder layers of each virtual stage (pp·vp entries,
+// v = c·pp + s), or an empty vector where Megatron refuses the split (the total not divisible
+// by pp · vp, or a first / last stage left with fewer than 0 layers).
+std::vector<int> embedding_loss_split(int layers, int pp, int vp, bool embedding, bool loss);
 
 // Forward passes of each model chunk whose activations stage `stage` holds at its peak (just
 // before its first backward), in Megatron-Core's order (schedules.py): 1F1B runs

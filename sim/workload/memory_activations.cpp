@@ -169,6 +169,17 @@ std::vector<int> stage_layers(const ModelSpec& m, const ParallelConfig& p, int s
   return out;
 }
 
+std::vector<int> embedding_loss_split(int layers, int pp, int vp, bool embedding, bool loss) {
+  const int V = pp * vp;
+  const int total = layers + (embedding ? 1 : 0) + (loss ? 1 : 0);
+  if (V < 1 || total % V != 0) return {};
+  std::vector<int> out(V, total / V);
+  if (embedding) --out.front();
+  if (loss) --out.back();
+  if (out.front() < 0 || out.back() < 0) return {};
+  return out;
+}
+
 std::vector<int> in_flight_per_chunk(const ParallelConfig& p, int stage) {
   const int64_t mb = p.global_batch > 0 ? std::max(1, p.micro_batches()) : int64_t{1} << 30;
   std::vector<int> out(p.vp, 0);

@@ -145,6 +145,7 @@ void fill_memory_and_warnings(const StepInput& in, const Topology& topo,
                               const std::vector<int>& per_v, StepResult* res) {
   MemoryOptions mem_opts = in.fw.memory;
   if (mem_opts.layers_per_vstage.empty()) mem_opts.layers_per_vstage = per_v;
+  mem_opts.non_tn_fp8_gemm = gpu_non_tn_fp8_gemm(topo.system().gpu.model);
   res->memory = estimate_memory(in.model, in.par, topo.system().gpu.hbm.count(), mem_opts);
   if (!res->memory.fits) {
     const int64_t need = res->memory.reserved + res->memory.device_overhead;

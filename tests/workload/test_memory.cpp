@@ -499,3 +499,72 @@ TEST_CASE("layer-wise CPU activation offloading") {
   CHECK(r.activations == 12 * layer);
   CHECK(r.working == std::max<int64_t>(6LL * 8192 * 128256, layer + 6LL * 14336 * 8192));
 }
+
+TEST_CASE("embedding and loss counted in the pipeline split (Megatron's account_for_*)") {
+  // Llama 3.1 405B, 126 layers + embedding + loss = 128 over pp · vp virtual stages.
+  const std::vector<int> v4 = embedding_loss_split(126, 16, 4, true, true);
+  REQUIRE(v4.size() == 64);
+  CHECK(v4.front() == 1);  // 2 per virtual stage, one of them the embedding
+  CHECK(v4.back() == 1);   // and the loss
+  CHECK(std::count(v4.begin(), v4.end(), 2) == 62);
+  const std::vector<int> v8 = embedding_loss_split(126, 16, 8, true, true);
+  REQUIRE(v8.size() == 128);
+  CHECK(v8.front() == 0);
+  CHECK(v8.back() == 0);
+  CHECK(std::count(v8.begin(), v8.end(), 1) == 126);
+  CHECK(embedding_loss_split(126, 8, 8, true, false).empty());  // 127 over 64: Megatron asserts
+  CHECK(embedding_loss_split(80, 4, 5, true, true).empty());    // 82 over 20
+  CHECK(embedding_loss_split(80, 4, 1, false, false) == std::vector<int>(4, 20));
+
+  // Stage 0 of TP 4 / PP 16 / VP 4 at 384 micro-batches: the interleaved warm-up holds
+  // (16 − 1)·2 + 3·16 + 1 = 79 forward passes, 31 of chunk 0 (passes 0-15 and 64-78) and 16 of
+  // each other chunk; with the embedding counted, chunk 0 holds 1 layer and the others 2:
+  // 31 + 3 · 16 · 2 = 127 layer passes (158 with 2 layers in every chunk). Stage 1 holds
+  // 14·2 + 48 + 1 = 77 passes of 2-layer chunks: 154.
+  const ModelSpec m = zoo("llama3.1-405b");
+  ParallelConfig p;
+  p.tp = 4;
+  p.pp = 16;
+  p.vp = 4;
+  p.dp = 4;
+  p.seq_len = 8192;
+  p.global_batch = 1536;
+  MemoryOptions o;
+  o.layers_per_vstage = v4;
+  CHECK(in_flight_per_chunk(p, 0) == std::vector<int>({31, 16, 16, 16}));
+  const int64_t layer = layer_activation_bytes(m, 0, p, o, Recompute::kNone);
+  CHECK(estimate_memory_stage(m, p, 1LL << 40, o, 0).activations == 127 * layer);
+  CHECK(estimate_memory_stage(m, p, 1LL << 40, o, 1).activations == 154 * layer);
+  CHECK(estimate_memory_stage(m, p, 1LL << 40, o, 0).layers_on_stage == 7);
+}
+
+TEST_CASE("non-TN FP8 GEMMs (Blackwell): per-tensor FP8 weights kept once") {
+  // Llama 3 8B on one GPU (the linear / other parameter split of "FP8 weights and FP8 saved
+  // activations"): with --fp8-param-gather, Hopper keeps each per-tensor FP8 weight and its
+  // transpose (2 B), Blackwell one copy (1 B); MXFP8 keeps both scalings everywhere.
+  const ModelSpec m = zoo("llama3-8b");
+  ParallelConfig p;
+  p.seq_len = 8192;
+  p.global_batch = 1;
+  p.precision = PrecisionRecipe::kFp8Current;
+  MemoryOptions o;
+  o.fp8_param_gather = true;
+  const int64_t linear = 6'979'321'856LL, rest = 1'050'939'392LL;
+  CHECK(estimate_memory(m, p, 1LL << 40, o).weights == 2 * rest + 2 * linear);
+  o.non_tn_fp8_gemm = true;
+  CHECK(estimate_memory(m, p, 1LL << 40, o).weights == 2 * rest + linear);
+  p.precision = PrecisionRecipe::kFp8Delayed;
+  CHECK(estimate_memory(m, p, 1LL << 40, o).weights == 2 * rest + linear);
+  p.precision = PrecisionRecipe::kMxfp8;
+  CHECK(estimate_memory(m, p, 1LL << 40, o).weights == 2 * rest + linear * 66 / 32);
+  // Without the parameter gather the bf16 weights stay and the one FP8 copy is added.
+  p.precision = PrecisionRecipe::kFp8Current;
+  o.fp8_param_gather = false;
+  CHECK(estimate_memory(m, p, 1LL << 40, o).weights == 2 * (linear + rest) + linear);
+  CHECK(gpu_non_tn_fp8_gemm("B200"));
+  CHECK(gpu_non_tn_fp8_gemm("GB200"));
+  CHECK(gpu_non_tn_fp8_gemm("B300"));
+  CHECK(gpu_non_tn_fp8_gemm("GB300"));
+  CHECK_FALSE(gpu_non_tn_fp8_gemm("H100"));
+  CHECK_FALSE(gpu_non_tn_fp8_gemm("H200"));
+}
