@@ -109,6 +109,19 @@ void print_summary(const ValidationReport& rep) {
     std::printf("MAPE (messages >= 1 MiB): %.2f%% over %d rows\n", rep.mape_pct, rep.n_rows);
     std::printf("MAPE (messages <  1 MiB): %.2f%% over %d rows\n", rep.mape_small_pct, rep.n_small);
   }
+  if (rep.n_memory_checked) {
+    std::printf("memory: %d of %d compared throughput rows predicted not to fit in HBM",
+                rep.n_not_fitting, rep.n_memory_checked);
+    std::string lines;
+    for (const auto& v : rep.rows)
+      if (!v.skipped && v.breakdown.memory_checked && !v.breakdown.memory_fits)
+        lines += (lines.empty() ? "" : " ") + std::to_string(v.line);
+    if (lines.empty()) {
+      std::printf("\n");
+    } else {
+      std::printf(" (lines %s)\n", lines.c_str());
+    }
+  }
   std::printf("skipped: %d rows\n", rep.n_skipped);
   if (rep.n_errors) std::printf("malformed: %d rows (see the errors)\n", rep.n_errors);
 }

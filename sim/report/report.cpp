@@ -83,6 +83,12 @@ std::string validation_json(const ValidationReport& rep) {
       r["system"] = v.system;
       if (v.training) {
         r["configuration"] = v.config;
+        if (v.breakdown.memory_checked) {
+          r["fits"] = v.breakdown.memory_fits;
+          r["memory_allocated_gib"] = fixed(v.breakdown.memory_gib, 3);
+          r["memory_need_gib"] = fixed(v.breakdown.memory_need_gib, 3);
+          r["hbm_gib"] = fixed(v.breakdown.hbm_gib, 3);
+        }
       } else {
         r["algorithm"] = v.algorithm;
         r["small_message"] = v.small;
@@ -101,6 +107,8 @@ std::string validation_json(const ValidationReport& rep) {
   j["n_small"] = rep.n_small;
   j["n_skipped"] = rep.n_skipped;
   j["max_abs_error_pct"] = fixed(rep.max_abs_error_pct, 2);
+  j["n_not_fitting"] = rep.n_not_fitting;
+  j["n_memory_checked"] = rep.n_memory_checked;
   ojson by_hw = ojson::object();
   for (const auto& [hw, e] : rep.mape_by_hardware)
     by_hw[hw] = {{"mape_pct", fixed(e.first, 2)}, {"n_rows", e.second}};

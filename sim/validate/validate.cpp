@@ -280,6 +280,11 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
   if (options.progress != nullptr) options.progress->show(n_rows, n_rows, n_rows, 0, true);
   rep.mape_pct = rep.n_rows ? sum_large / rep.n_rows : 0.0;
   for (const auto& v : rep.rows) {
+    if (v.skipped || !v.breakdown.memory_checked) continue;
+    ++rep.n_memory_checked;
+    if (!v.breakdown.memory_fits) ++rep.n_not_fitting;
+  }
+  for (const auto& v : rep.rows) {
     if (v.skipped || v.small) continue;
     rep.max_abs_error_pct = std::max(rep.max_abs_error_pct, std::fabs(v.error_pct));
     auto& [sum, n] = rep.mape_by_hardware[v.hardware];

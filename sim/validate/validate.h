@@ -32,8 +32,11 @@ struct RowBreakdown {
          dp_exposed_s = 0, bubble_s = 0, optimizer_s = 0;
   // Host launch cost is not a separate figure: the step simulator charges the framework's
   // kernel gap on the compute stream, so it is inside compute_s.
-  double memory_gib = 0, hbm_gib = 0;
+  // The memory estimate of the step (workload/memory.h): the allocated peak, what the GPU
+  // needs (reserved + CUDA context and NCCL buffers), the HBM, and whether the need fits.
+  double memory_gib = 0, memory_need_gib = 0, hbm_gib = 0;
   bool memory_fits = false;
+  bool memory_checked = false;  // a simulated throughput row (memory rows have no step)
 };
 
 struct ValidationRow {
@@ -66,6 +69,10 @@ struct ValidationReport {
   int n_small = 0;
   int n_skipped = 0;
   int n_errors = 0;
+  // Compared throughput rows whose configuration the memory estimator says does not fit in
+  // HBM (they all ran: each is a memory-model error), of n_memory_checked such rows.
+  int n_not_fitting = 0;
+  int n_memory_checked = 0;
   double max_abs_error_pct = 0;  // worst compared row (>= 1 MiB for collectives)
   std::map<std::string, std::pair<double, int>> mape_by_hardware;  // MAPE %, rows
   // Dispatch benchmark rows (validate_dispatch.h): MAPE %, rows per "library metric [EFA]".

@@ -76,12 +76,46 @@ bool is_memory_metric(const std::string& metric) {
   return false;
 }
 
-MemoryOptions recipe_memory_options(const ModelSpec& m, const ParallelConfig& p) {
+namespace {
+
+// Megatron-FSDP recipes with layer-wise activation offloading (--cpu-offloading,
+// cpu_offloading_weights = False): the layers whose activations live in host memory, as
+// Megatron-Bridge's performance configurations set them (v0.2.0 / v0.3.0
+// scripts/performance/configs/{llama3,llama31}/workload_base_configs.py, the same values in
+// src/megatron/bridge/perf_recipes/llama/{gb200,gb300,b200}/llama3{,1}.py today).
+struct OffloadRecipe {
+  const char* model;
+  const char* gpu;
+  bool bf16;  // the BF16 recipe; false = the FP8 recipes
+  int layers;
+};
+constexpr OffloadRecipe kFsdpOffload[] = {
+    {"llama3-70b", "GB200", true, 20},    {"llama3-70b", "GB200", false, 40},
+    {"llama3-70b", "GB300", true, 30},    {"llama3-70b", "GB300", false, 20},
+    {"llama3-70b", "B200", false, 5},     {"llama3.1-405b", "GB200", false, 92},
+    {"llama3.1-405b", "GB300", true, 40}, {"llama3.1-405b", "GB300", false, 10},
+};
+
+}  // namespace
+
+MemoryOptions recipe_memory_options(const ModelSpec& m, const ParallelConfig& p,
+                                    const std::string& gpu) {
   MemoryOptions o = megatron_bridge_perf_options();
   // bf16_with_fp8_*_mixed / bf16_with_mxfp8_mixed / bf16_with_nvfp4_mixed set fp8_param_gather;
   // the block-scaling (subchannel) recipe does not (training/mixed_precision.py).
   o.fp8_param_gather =
       p.precision != PrecisionRecipe::kBf16 && p.precision != PrecisionRecipe::kFp8Block;
+  o.non_tn_fp8_gemm = gpu_non_tn_fp8_gemm(gpu);
+  if (p.fsdp) {
+    const bool bf16 = p.precision == PrecisionRecipe::kBf16;
+    for (const OffloadRecipe& r : kFsdpOffload)
+      if (m.name == r.model && gpu == r.gpu && bf16 == r.bf16) o.cpu_offload_layers = r.layers;
+  }
+  // Llama 3.1 405B: llama31_405b_pretrain_config sets account_for_embedding_in_pipeline_split
+  // and account_for_loss_in_pipeline_split (recipes/llama/llama3.py, v0.2.0 and today), which
+  // every performance recipe of the model starts from.
+  if (m.name == "llama3.1-405b" && p.pp > 1)
+    o.layers_per_vstage = embedding_loss_split(m.layers, p.pp, p.vp, true, true);
   if (m.name != "deepseek-v3" || m.layers != 61) return o;
   o.exp_avg_bytes = 2;
   o.exp_avg_sq_bytes = 2;

@@ -11,6 +11,7 @@
 #include "scenario/scenario.h"
 #include "study/cluster.h"
 #include "study/training_step.h"
+#include "validate/validate_memory.h"
 
 namespace fleetsim {
 namespace {
@@ -243,8 +244,11 @@ void fill_breakdown(const StepResult& r, RowBreakdown* b) {
   b->bubble_s = r.breakdown.bubble;
   b->optimizer_s = r.breakdown.optimizer;
   b->memory_gib = static_cast<double>(r.memory.total) / double(1 << 30);
+  b->memory_need_gib =
+      static_cast<double>(r.memory.reserved + r.memory.device_overhead) / double(1 << 30);
   b->hbm_gib = static_cast<double>(r.memory.capacity) / double(1 << 30);
   b->memory_fits = r.memory.fits;
+  b->memory_checked = true;
 }
 
 }  // namespace
@@ -281,6 +285,8 @@ static void simulate_row(const std::map<std::string, std::string>& f, const Metr
   if (ctx.options.kernel_gap_us >= 0) in.fw.kernel_gap = Time::from_us(ctx.options.kernel_gap_us);
   if (ctx.options.kernel_efficiency > 0) in.fw.kernel_efficiency = ctx.options.kernel_efficiency;
   apply_row_release(f, ctx.data_dir, sys, v, &in);
+  // The memory options of the Megatron-Bridge recipe the row ran (validate_memory.h).
+  in.fw.memory = recipe_memory_options(model, in.par, sys.gpu.model);
   const StepResult r =
       simulate_training_step(in, StepInput{}.seed, cluster, /*want_trace=*/false).result;
 

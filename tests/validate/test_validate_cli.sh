@@ -52,9 +52,42 @@ done
 grep -q "skipped: framework &#39;maxtext&#39;\|skipped: framework 'maxtext'" "$html" && ok \
   || bad "html: the skipped row's reason"
 grep -qE "<script|https?://[^\"]*\.(js|css)" "$html" && bad "html: not self-contained" || ok
-head -1 "$tmp/v.csv" | grep -q "compute_s,tp_exposed_s,cp_exposed_s,ep_exposed_s,pp_exposed_s,dp_exposed_s,bubble_s,optimizer_s,memory_gib,hbm_gib,memory_fits" \
+head -1 "$tmp/v.csv" | grep -q "compute_s,tp_exposed_s,cp_exposed_s,ep_exposed_s,pp_exposed_s,dp_exposed_s,bubble_s,optimizer_s,memory_gib,memory_need_gib,hbm_gib,memory_fits" \
   && ok || bad "csv: breakdown columns"
 [ "$(grep -c ',compared,' "$tmp/v.csv")" -eq 6 ] && ok || bad "csv: want 6 compared rows"
+
+# ---- fits per throughput row and the summary count ----
+# Llama 3 70B with data parallelism only on 8 B200 (180 GB = 167.6 GiB): every GPU holds the
+# 70.6 B bf16 weights and their bf16 gradients, 2 · 2 B · 70.6e9 = 282 GB, more than its HBM: it
+# cannot fit. Llama 3 8B the same way needs 2 · 2 B · 8.03e9 = 32 GB of weights and gradients,
+# 12 B · 8.03e9 / 8 = 12 GB of sharded optimizer state and, at 8192 tokens, about 36 GB of
+# activations (32 layers · 139,392 B per token): it fits.
+{
+  echo "$hdr"
+  row "NVIDIA Blackwell GPU (B200-SXM-180GB)" LLAMA3_8B 1 tokens_per_sec_per_gpu 9000 tokens/s/GPU "f1"
+  row "NVIDIA Blackwell GPU (B200-SXM-180GB)" LLAMA3_70B 1 tokens_per_sec_per_gpu 1000 tokens/s/GPU "f2"
+} >"$tmp/fit.csv"
+"$bin" validate --reference "$tmp/fit.csv" --csv "$tmp/fit.out.csv" >"$tmp/fit.out" 2>&1 \
+  && ok || { bad "validate fits rows"; cat "$tmp/fit.out"; }
+grep -q "^memory: 1 of 2 compared throughput rows predicted not to fit in HBM (lines 3)$" \
+  "$tmp/fit.out" && ok || { bad "summary: want 1 of 2 not fitting (line 3)"; cat "$tmp/fit.out"; }
+/usr/bin/python3 - "$tmp/fit.out.csv" <<'EOF' && ok || bad "csv: fits column and predicted need"
+import csv, sys
+rows = {r["line"]: r for r in csv.DictReader(open(sys.argv[1]))}
+assert rows["2"]["memory_fits"] == "yes" and rows["3"]["memory_fits"] == "no", rows
+need = float(rows["3"]["memory_need_gib"])
+assert need > 2 * 2 * 70.5e9 / 2**30, need  # weights + gradients alone
+assert float(rows["2"]["memory_need_gib"]) < float(rows["2"]["hbm_gib"])
+EOF
+"$bin" validate --reference "$tmp/fit.csv" --json >"$tmp/fit.json" 2>&1 && ok || bad "validate --json"
+/usr/bin/python3 - "$tmp/fit.json" <<'EOF' && ok || bad "json: fits per row and n_not_fitting"
+import json, sys
+j = json.load(open(sys.argv[1]))
+fits = {r["line"]: r["fits"] for r in j["rows"]}
+assert fits == {2: True, 3: False}, fits
+assert j["n_not_fitting"] == 1 and j["n_memory_checked"] == 2, j
+assert all(r["memory_need_gib"] > r["memory_allocated_gib"] for r in j["rows"])
+EOF
 
 chromium_bin=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chromium_bin" ]; then

@@ -122,7 +122,7 @@ TEST_CASE("recipe memory options: Megatron-Bridge defaults and the DeepSeek-V3 l
   ParallelConfig p;
   p.pp = 4;
   p.vp = 4;
-  const MemoryOptions o = recipe_memory_options(d, p);
+  const MemoryOptions o = recipe_memory_options(d, p, "GB200");
   CHECK(o.grad_bytes == 2);
   CHECK(o.cross_entropy == CrossEntropyImpl::kTe);
   CHECK(o.expandable_segments);
@@ -134,6 +134,41 @@ TEST_CASE("recipe memory options: Megatron-Bridge defaults and the DeepSeek-V3 l
   CHECK(sum == 61);
   CHECK(o.layers_per_vstage.back() == 1);
   const ModelSpec l = load_model("llama3-70b", kDir);
-  CHECK(recipe_memory_options(l, p).exp_avg_bytes == 4);
-  CHECK(recipe_memory_options(l, p).layers_per_vstage.empty());
+  CHECK(recipe_memory_options(l, p, "GB200").exp_avg_bytes == 4);
+  CHECK(recipe_memory_options(l, p, "GB200").layers_per_vstage.empty());
+}
+
+TEST_CASE("recipe memory options: FSDP offload layers, the 405B split, FP8 weights per GPU") {
+  // Megatron-Bridge's Llama 3 70B Megatron-FSDP recipes (v0.2.0 workload_base_configs.py):
+  // --cpu-offloading-num-layers 40 for FP8 and 20 for BF16 on GB200, 20 / 30 on GB300, 5 with
+  // FP8 on B200; none without FSDP.
+  const ModelSpec l70 = load_model("llama3-70b", kDir);
+  ParallelConfig p;
+  p.fsdp = true;
+  p.precision = PrecisionRecipe::kFp8Current;
+  CHECK(recipe_memory_options(l70, p, "GB200").cpu_offload_layers == 40);
+  CHECK(recipe_memory_options(l70, p, "GB300").cpu_offload_layers == 20);
+  CHECK(recipe_memory_options(l70, p, "B200").cpu_offload_layers == 5);
+  CHECK(recipe_memory_options(l70, p, "H100").cpu_offload_layers == 0);
+  p.precision = PrecisionRecipe::kBf16;
+  CHECK(recipe_memory_options(l70, p, "GB200").cpu_offload_layers == 20);
+  CHECK(recipe_memory_options(l70, p, "GB300").cpu_offload_layers == 30);
+  p.fsdp = false;
+  CHECK(recipe_memory_options(l70, p, "GB200").cpu_offload_layers == 0);
+  // Llama 3.1 405B FSDP on GB200 (FP8): 92 of 126 layers.
+  const ModelSpec l405 = load_model("llama3.1-405b", kDir);
+  p.fsdp = true;
+  p.precision = PrecisionRecipe::kFp8Current;
+  CHECK(recipe_memory_options(l405, p, "GB200").cpu_offload_layers == 92);
+  // Llama 3.1 405B with a pipeline: the embedding and the loss take a layer's place each.
+  p.fsdp = false;
+  p.pp = 16;
+  p.vp = 4;
+  const MemoryOptions o = recipe_memory_options(l405, p, "GB200");
+  CHECK(o.layers_per_vstage == embedding_loss_split(126, 16, 4, true, true));
+  CHECK(o.fp8_param_gather);
+  CHECK(o.non_tn_fp8_gemm);
+  CHECK_FALSE(recipe_memory_options(l405, p, "H100").non_tn_fp8_gemm);
+  // A model without the setting keeps the step's split.
+  CHECK(recipe_memory_options(l70, p, "GB200").layers_per_vstage.empty());
 }
