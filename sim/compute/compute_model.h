@@ -64,8 +64,33 @@ class ComputeModel {
 
   // C[m×n] = A[m×k]·B[k×n], `batch` independent GEMMs of that shape.
   Time gemm(int64_t m, int64_t n, int64_t k, DType dtype, int64_t batch = 1) const;
-  // Grouped GEMM (MoE experts): `groups` GEMMs of m_per_group × n × k in one kernel.
+  // Grouped GEMM (MoE experts): `groups` GEMMs of m_per_group × n × k in one kernel (the
+  // forward pass of an expert layer with m_per_group tokens per expert).
   Time grouped_gemm(int64_t groups, int64_t m_per_group, int64_t n, int64_t k, DType dtype) const;
+  // Which GEMM of an expert layer [tokens × k]·[k × n] a grouped GEMM is: the forward, the input
+  // gradient [tokens × n]·[n × k] or the weight gradient [k × tokens]·[tokens × n].
+  enum class GemmPass { kForward, kDgrad, kWgrad };
+  // The pass's grouped GEMM over `groups` experts with `tokens_per_group` tokens each. Below
+  // grouped_ref_tokens() tokens per expert its rate follows the measured fused-MoE rate against
+  // tokens per expert (grouped_gemm.cpp), not the dense GEMM curve.
+  Time grouped_gemm(int64_t groups, int64_t tokens_per_group, int64_t n, int64_t k, DType dtype,
+                    GemmPass pass) const;
+  static int64_t grouped_ref_tokens();
+  // MoE routing and token-permutation kernels (moe_ops.cpp): the router's score function +
+  // top-k (one fused kernel, or one of the unfused kernels), the permute gather of token copies
+  // into expert order and the unpermute (weighted scatter back to token order), fused (Transformer
+  // Engine) or unfused (PyTorch ops), each moving `bytes`: max(the rows' floor, bytes / the rows'
+  // effective bandwidth).
+  enum class MoeKernel {
+    kRouterFused,    // scores + top-k in one kernel (moe_router_fusion); bytes: tokens·experts·4
+    kRouterUnfused,  // one of the unfused score / top-k / scatter kernels; same bytes
+    kPermuteMapFused,   // the fused permute's row-id map; bytes: tokens · experts · 4
+    kPermuteFused,      // bytes: (tokens + copies) · hidden · 2
+    kPermuteUnfused,    // the index_select gather of the unfused path; same bytes
+    kUnpermuteFused,    // bytes: (copies + tokens) · hidden · 2
+    kUnpermuteUnfused,  // the scatter_add of the unfused path; same bytes
+  };
+  Time moe_kernel(MoeKernel kind, double bytes) const;
   // Fused attention (flash / cuDNN SDPA) forward or backward.
   Time attention(const AttentionShape& s, bool backward, DType dtype) const;
   // A memory-bound kernel moving `bytes` (reads + writes) through HBM at achieved bandwidth.

@@ -131,6 +131,9 @@ struct ComputeModel::Impl {
   // Maximum achievable matmul TFLOP/s measured on the target GPU (MAMF), by DType; 0 = none.
   std::array<double, compute_internal::kNumDTypes> mamf_cap{};
   std::array<double, compute_internal::kNumDTypes> grouped_factor{1, 1, 1, 1, 1};
+  // MoE routing / permutation kernels (moe_ops.cpp): per ComputeModel::MoeKernel, the floor
+  // (us) and the effective bandwidth (bytes/s) on this GPU.
+  std::array<double, 7> moe_floor_us{}, moe_Bps{};
   // Attention
   std::array<std::array<compute_internal::AttnSet, 2>, compute_internal::kNumDTypes> attn;
   std::array<double, compute_internal::kNumDTypes> attn_scale{1, 1, 1, 1, 1};
@@ -169,6 +172,7 @@ struct ComputeModel::Impl {
   void load_attention(const GpuSpec& gpu, const compute_internal::KernelTables& t,
                       ComputeModel& cm);                       // attention.cpp
   void load_ssm(const GpuSpec& gpu, const std::string& file);  // ssm.cpp
+  void load_moe_ops(const GpuSpec& gpu, ComputeModel& cm);     // moe_ops.cpp
 };
 
 }  // namespace fleetsim

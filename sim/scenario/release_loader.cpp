@@ -42,9 +42,9 @@ const std::vector<SwitchDef>& switch_defs() {
        Kind::kList,
        false,
        {"attn", "mlp", "moe", "moe_router", "moe_preprocess", "mamba"}},
-      {"moe_router_fusion", Kind::kBool, false, {}},
-      {"moe_grouped_gemm", Kind::kBool, false, {}},
-      {"moe_permute_fusion", Kind::kBool, false, {}},
+      {"moe_router_fusion", Kind::kBool, true, {}},
+      {"moe_grouped_gemm", Kind::kBool, true, {}},
+      {"moe_permute_fusion", Kind::kBool, true, {}},
       {"moe_token_drop", Kind::kBool, false, {}},
       {"fused_grouped_mlp", Kind::kBool, false, {}},
       {"te_op_fuser", Kind::kBool, false, {}},
@@ -254,6 +254,12 @@ std::vector<std::string> apply_release(const ReleaseRecipe& r, bool set_recomput
       fw.overlap_grad_reduce = on;
     } else if (s.name == "overlap_param_gather") {
       fw.overlap_param_gather = on;
+    } else if (s.name == "moe_router_fusion") {
+      fw.moe_router_fusion = on;
+    } else if (s.name == "moe_grouped_gemm") {
+      fw.moe_grouped_gemm = on;
+    } else if (s.name == "moe_permute_fusion") {
+      fw.moe_permute_fusion = on;
     } else if (s.name == "moe_dispatcher") {
       fw.moe_dispatcher = s.value == "flex" ? MoeDispatcher::kDeepEp : MoeDispatcher::kAllToAll;
     } else if (s.name == "ep_comm_overlap") {

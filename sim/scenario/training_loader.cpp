@@ -42,7 +42,10 @@ const std::vector<std::string> kFrameworkKeys = {"tp_comm_overlap",
                                                  "moe_dispatcher",
                                                  "ep_comm_overlap",
                                                  "memory",
-                                                 "release"};
+                                                 "release",
+                                                 "moe_grouped_gemm",
+                                                 "moe_permute_fusion",
+                                                 "moe_router_fusion"};
 // framework.memory: what the framework does to memory (workload/memory.h MemoryOptions).
 const std::vector<std::string> kMemoryKeys = {"recipe",
                                               "main_grads",
@@ -215,6 +218,9 @@ void read_framework(const Obj& w, TrainingWorkload* out) {
                "EP all-to-all overlap needs the interleaved schedule (vp > 1) when pp > 1, as in "
                "Megatron-Core");
     }
+    if (f.has("moe_grouped_gemm")) t.fw.moe_grouped_gemm = f.boolean("moe_grouped_gemm");
+    if (f.has("moe_permute_fusion")) t.fw.moe_permute_fusion = f.boolean("moe_permute_fusion");
+    if (f.has("moe_router_fusion")) t.fw.moe_router_fusion = f.boolean("moe_router_fusion");
     if (f.has("kernel_efficiency"))
       t.fw.kernel_efficiency = f.number("kernel_efficiency", 0.05, 1.0);
     if (f.has("memory")) t.fw.memory = read_memory_options(f.object("memory", kMemoryKeys));

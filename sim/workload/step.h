@@ -56,6 +56,16 @@ struct FrameworkOptions {
   // micro-batch and the backward of another run interleaved per layer, so each EP all-to-all
   // hides behind the other pass's compute.
   bool ep_comm_overlap = false;
+  // The MoE layer's kernel switches (Megatron-Core TransformerConfig, defaults as there:
+  // megatron/core/transformer/transformer_config.py; workload/internal/moe_layer.cpp):
+  // --moe-grouped-gemm: Transformer Engine's GroupedLinear (TEGroupedMLP) for the local experts
+  // instead of one TE Linear per expert (SequentialMLP);
+  bool moe_grouped_gemm = false;
+  // --moe-permute-fusion: Transformer Engine's fused permute / unpermute / chunk-sort kernels
+  // instead of the PyTorch index ops;
+  bool moe_permute_fusion = false;
+  // --moe-router-fusion: Transformer Engine's fused score function + top-k and aux-loss kernels.
+  bool moe_router_fusion = false;
   PipelineSplit pipeline_split = PipelineSplit::kAuto;
   bool tp_comm_overlap = false;        // TP all-gather / reduce-scatter overlapped with GEMMs
   bool overlap_grad_reduce = true;     // DP gradient reduction overlapped with backward

@@ -6,6 +6,7 @@
 
 #include "workload/internal/block_builder.h"
 #include "workload/internal/mamba_layer.h"
+#include "workload/internal/moe_layer.h"
 #include "workload/step.h"
 
 namespace fleetsim::step_internal {
@@ -37,7 +38,6 @@ class LayerBuilder {
   std::pair<Time, Time> dense_mlp(double ffn, bool bwd, double rows);
   void mlp_block(bool bwd);
   void moe_block(bool bwd);
-  void grouped(double rows, double local_experts, double n, double k, bool bwd);
 
   const ModelSpec& m_;
   const ParallelConfig& p_;
@@ -285,41 +285,10 @@ void LayerBuilder::mlp_block(bool bwd) {
 
 void LayerBuilder::moe_block(bool bwd) {
   const auto& mo = m_.moe;
-  // Tokens this rank routes (sequence-parallel shard of the micro-batch).
-  const double Tm = sp_ ? static_cast<double>(T_) / tp_ : static_cast<double>(T_);
-  const double local_experts = static_cast<double>(mo.experts) / p_.ep;
-  const double rows = Tm * mo.top_k * p_.etp;  // token copies this rank's experts process
-  const double fe = static_cast<double>(mo.expert_ffn) / p_.etp;
-  const double up = (m_.mlp == MlpKind::kGated ? 2.0 : 1.0) * fe;
   if (sp_ && !bwd) ag(Time::zero());
-  linear(Tm, static_cast<double>(mo.experts), h_, bwd);  // router
-  mem(Tm * mo.experts * 4.0 * 3.0);                      // softmax / top-k
-  mem(Tm * mo.top_k * h_ * 2.0 * 2.0);                   // permute
-  // Dispatch carries tokens to their experts, combine brings the outputs back; backward
-  // runs them in reverse with gradients (BF16). The DeepEP-style dispatcher sends FP8
-  // tokens (with one FP32 scale per 128 values) when the GEMMs run in FP8.
-  const bool deepep = fw_.moe_dispatcher == MoeDispatcher::kDeepEp && ep_;
-  const double copy_bf16 = h_ * 2.0;
-  const double copy_dispatch = deepep && lowp_ ? h_ * (1.0 + 4.0 / 128.0) : copy_bf16;
-  auto ep_time = [&](double bytes_per_copy) {
-    if (p_.ep == 1) return Time::zero();
-    if (deepep) return ep_(Tm, bytes_per_copy);
-    return comm_(Dim::kEp, CollOp::kAllToAll, Tm * mo.top_k * bytes_per_copy);
-  };
-  const double a2a = Tm * mo.top_k * copy_bf16;
-  const Time t_first = ep_time(bwd ? copy_bf16 : copy_dispatch);
-  const Time t_second = ep_time(copy_bf16);
-  if (p_.ep > 1)
-    b_.sync(Dim::kEp, t_first, bwd ? "ep combine (grad)" : "ep dispatch",
-            {Dim::kEp, CollOp::kAllToAll, a2a}, "experts");
-  if (bwd && recompute(kRecomputeMoeAct)) mem(rows * fe * 2.0 * 3.0);
-  grouped(rows, local_experts, up, h_, bwd);
-  mem(rows * fe * 2.0 * (bwd ? 5.0 : 3.0));
-  grouped(rows, local_experts, h_, fe, bwd);
-  if (p_.ep > 1)
-    b_.sync(Dim::kEp, t_second, bwd ? "ep dispatch (grad)" : "ep combine",
-            {Dim::kEp, CollOp::kAllToAll, a2a}, "moe tail");
-  mem(Tm * mo.top_k * h_ * 2.0 * 2.0);  // unpermute + weighted sum
+  // Tokens this rank routes: the sequence-parallel shard of the micro-batch.
+  const MoeLayerInput in{m_, p_, fw_, c_, comm_, ep_, Tsp_, bwd && recompute(kRecomputeMoeAct)};
+  build_moe_experts(in, bwd, b_);
   if (mo.shared_experts > 0) {
     dense_mlp(static_cast<double>(mo.shared_expert_ffn) * mo.shared_experts, bwd,
               static_cast<double>(T_));
@@ -328,23 +297,6 @@ void LayerBuilder::moe_block(bool bwd) {
   if (sp_ && bwd) {
     rs(Time::zero());
     ag(Time::zero());
-  }
-}
-
-// One grouped GEMM over the rank's `local_experts` experts, `rows` token copies in all.
-void LayerBuilder::grouped(double rows, double local_experts, double n, double k, bool bwd) {
-  const double per_group = rows / local_experts;
-  const int64_t G = static_cast<int64_t>(std::llround(local_experts));
-  const int64_t Mg = std::max<int64_t>(1, static_cast<int64_t>(std::llround(per_group)));
-  const int64_t N = static_cast<int64_t>(std::llround(n));
-  const int64_t K = static_cast<int64_t>(std::llround(k));
-  const double fl = 2.0 * rows * n * k;
-  if (lowp_) b_.kernel(c_.quantize(static_cast<int64_t>(rows * k), gd_));
-  if (!bwd) {
-    b_.framework_kernel(c_.grouped_gemm(G, Mg, N, K, gd_), fl);
-  } else {
-    b_.framework_kernel(c_.grouped_gemm(G, Mg, K, N, gd_), fl);  // dgrad
-    b_.framework_kernel(c_.grouped_gemm(G, N, K, Mg, gd_), fl);  // wgrad (per expert)
   }
 }
 

@@ -1,0 +1,330 @@
+// The routed experts of one MoE layer, kernel by kernel (Megatron-Core megatron/core/transformer/
+// moe/: router.py, token_dispatcher.py, experts.py, moe_utils.py; Transformer Engine's
+// GroupedLinear and permutation ops). Every launch is one BlockBuilder::kernel() call, so a
+// per-launch host cost counts each of them. Kernel times: GEMMs from the GEMM / grouped-GEMM
+// tables (grouped GEMMs below ComputeModel::grouped_ref_tokens() tokens per expert from the
+// measured rate against tokens per expert), router / permute / unpermute from their measured rows
+// (ComputeModel::moe_kernel), the rest HBM-bound (ComputeModel::memory_bound).
+//
+// Forward with the alltoall dispatcher:
+//   router GEMM (BF16: Megatron's router is a plain linear outside Transformer Engine's FP8
+//   autocast) · score function + top-k (fused: 1 kernel; unfused: 4, as in Megatron-LM PR 6456's
+//   reference) · load-balancing loss (fused: 2; unfused: 5) · token counts per expert (1) ·
+//   permute (fused: row-id map + gather; unfused: 4 index kernels + the index_select gather) ·
+//   [EP all-to-all] · chunk sort into local-expert order (ep > 1 and more than one local expert;
+//   fused: 1, unfused: 2 cats for tokens and probs) · experts · chunk sort back · [EP all-to-all]
+//   · unpermute (fused: 1; unfused: zeros + scatter_add).
+// With the flex dispatcher (DeepEP / HybridEP) the dispatch kernel itself routes tokens to
+// ranks: dispatch layout (1) · [dispatch] · permute into local-expert order · experts ·
+// unpermute · [combine]; no chunk sorts.
+// Experts with moe_grouped_gemm (TEGroupedMLP / TE GroupedLinear): per local expert one GEMM
+// launch for fc1 and one for fc2 (and, in FP8 / MXFP8 / NVFP4, one quantise launch before each;
+// current scaling adds its amax pass), one activation kernel (SwiGLU with the routing probs);
+// their GPU time is the grouped GEMM's, split evenly over the launches. Without it
+// (SequentialMLP) each expert is its own TE Linear pair at the dense GEMM's time, plus one cat.
+// Backward mirrors it: per expert and linear a quantise of the output gradient, a dgrad and a
+// wgrad launch (TE's GroupedLinear backward runs one grouped call of each).
+//
+// Host synchronisation: dropless routing makes the host wait for the token counts per expert
+// (alltoall: the .cpu() of the counts after their EP all-gather; unfused permute: masked_select's
+// output size; flex: the dispatch layout). That sync point is the host-thread model's
+// (HOST-SYNC below); this file only emits the kernels around it.
+#include "workload/internal/moe_layer.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fleetsim::step_internal {
+namespace {
+
+using MK = ComputeModel::MoeKernel;
+using Pass = ComputeModel::GemmPass;
+
+class MoeBuilder {
+ public:
+  MoeBuilder(const MoeLayerInput& in, BlockBuilder& b);
+  void forward();
+  void backward();
+
+ private:
+  void k(MK kind, double bytes, int launches = 1) {
+    for (int i = 0; i < launches; ++i)
+      b_.kernel(c_.moe_kernel(kind, bytes));
+  }
+  void mem(double bytes) { b_.kernel(c_.memory_bound(bytes)); }
+  void quant(double elements);
+  void router(bool bwd);
+  void permute(bool bwd);
+  void unpermute(bool bwd);
+  void sort_chunks();
+  void dispatch_sync(bool first, bool bwd);
+  void experts(bool bwd);
+  void grouped_linear(double n, double kdim, bool bwd);
+  void sequential_linear(double m_g, double n, double kdim, bool bwd);
+
+  const MoeLayerInput& in_;
+  const ParallelConfig& p_;
+  const FrameworkOptions& fw_;
+  const ComputeModel& c_;
+  BlockBuilder& b_;
+  const DType gd_;
+  const bool lowp_;
+  const double E_, topk_, h_, Tm_;
+  const double G_;     // local experts
+  const double rows_;  // token copies this rank's experts process
+  const double fe_;    // expert FFN width on this rank (ETP shard)
+  const double up_;    // fc1 width (gated: 2 · fe)
+  const bool flex_;    // DeepEP / HybridEP dispatch
+  const bool sort_;    // alltoall chunk sort between the all-to-all and the experts
+  const int64_t Gi_;   // G_ rounded
+  const double m_g_;   // tokens per local expert
+};
+
+MoeBuilder::MoeBuilder(const MoeLayerInput& in, BlockBuilder& b)
+    : in_(in),
+      p_(in.par),
+      fw_(in.fw),
+      c_(in.compute),
+      b_(b),
+      gd_(gemm_dtype(in.par.precision)),
+      lowp_(gd_ != DType::kBf16),
+      E_(static_cast<double>(in.model.moe.experts)),
+      topk_(static_cast<double>(in.model.moe.top_k)),
+      h_(static_cast<double>(in.model.hidden)),
+      Tm_(in.tokens),
+      G_(E_ / in.par.ep),
+      rows_(in.tokens * in.model.moe.top_k * in.par.etp),
+      fe_(static_cast<double>(in.model.moe.expert_ffn) / in.par.etp),
+      up_((in.model.mlp == MlpKind::kGated ? 2.0 : 1.0) * fe_),
+      flex_(in.fw.moe_dispatcher == MoeDispatcher::kDeepEp && static_cast<bool>(in.ep)),
+      sort_(!flex_ && in.par.ep > 1 && E_ / in.par.ep > 1.0),
+      Gi_(std::max<int64_t>(1, static_cast<int64_t>(std::llround(E_ / in.par.ep)))),
+      m_g_(rows_ / std::max(1.0, E_ / in.par.ep)) {}
+
+// Quantisation of `elements` BF16 values before a low-precision GEMM (one fused cast writing
+// every copy the GEMMs need; current scaling adds its amax pass).
+void MoeBuilder::quant(double elements) {
+  if (!lowp_) return;
+  b_.kernel(c_.quantize(static_cast<int64_t>(elements), gd_));
+  if (p_.precision == PrecisionRecipe::kFp8Current) mem(elements * 2.0);
+}
+
+// Router GEMM, score function + top-k, load-balancing loss (Megatron's default
+// moe_router_load_balancing_type "aux_loss"; DeepSeek-V3's sequence aux loss and expert-bias
+// updates launch as many), token counts per expert. Backward: the same in reverse, the GEMM's
+// dgrad and wgrad.
+void MoeBuilder::router(bool bwd) {
+  const int64_t T = static_cast<int64_t>(std::llround(Tm_));
+  const int64_t Ei = static_cast<int64_t>(std::llround(E_));
+  const int64_t H = static_cast<int64_t>(std::llround(h_));
+  const double scores = Tm_ * E_ * 4.0;  // FP32 scores (moe_router_dtype fp32 in the recipes)
+  const double fl = 2.0 * Tm_ * E_ * h_;
+  const bool fused = fw_.moe_router_fusion;
+  if (!bwd) {
+    b_.kernel(c_.gemm(T, Ei, H, DType::kBf16), fl);
+    k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 1 : 4);
+    k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 2 : 5);  // aux loss
+    mem(Tm_ * E_);  // tokens per expert: routing_map.sum(0)
+    // HOST-SYNC(moe token counts): dropless routing copies the counts to the host here.
+    return;
+  }
+  k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 1 : 3);  // aux loss
+  k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 1 : 3);  // scores + top-k
+  b_.kernel(c_.gemm(T, H, Ei, DType::kBf16), fl);                           // dgrad
+  b_.kernel(c_.gemm(H, Ei, T, DType::kBf16), fl);                           // wgrad
+}
+
+// Tokens into expert order (forward), or the gradient back to token order (backward: the
+// gather's transpose, a scatter-add).
+void MoeBuilder::permute(bool bwd) {
+  const double copies = flex_ ? rows_ : Tm_ * topk_;
+  const double bytes = (Tm_ + copies) * h_ * 2.0;
+  if (fw_.moe_permute_fusion) {
+    if (!bwd) k(MK::kPermuteMapFused, Tm_ * E_ * 4.0);
+    k(bwd ? MK::kUnpermuteFused : MK::kPermuteFused, bytes);
+    return;
+  }
+  if (!bwd) {
+    // routing_map.T.contiguous(), arange, masked_select of indices and of probs (int64).
+    for (int i = 0; i < 4; ++i)
+      mem(Tm_ * E_ * 8.0);
+    k(MK::kPermuteUnfused, bytes);
+  } else {
+    mem(Tm_ * h_ * 2.0);  // zeros
+    k(MK::kUnpermuteUnfused, bytes);
+  }
+}
+
+// Expert outputs back to token order, weighted (forward), or its gradient (backward: a gather).
+void MoeBuilder::unpermute(bool bwd) {
+  const double copies = flex_ ? rows_ : Tm_ * topk_;
+  const double bytes = (copies + Tm_) * h_ * 2.0;
+  if (fw_.moe_permute_fusion) {
+    k(bwd ? MK::kPermuteFused : MK::kUnpermuteFused, bytes);
+    return;
+  }
+  if (!bwd) {
+    mem(Tm_ * h_ * 2.0);  // zeros
+    k(MK::kUnpermuteUnfused, bytes);
+  } else {
+    k(MK::kPermuteUnfused, bytes);
+  }
+}
+
+// The alltoall dispatcher's sort of the received chunks (rank-major) into local-expert order,
+// and back after the experts: contiguous chunk copies of the tokens and probs, HBM-bound.
+void MoeBuilder::sort_chunks() {
+  if (!sort_) return;
+  const double tokens = 2.0 * rows_ * h_ * 2.0, probs = 2.0 * rows_ * 4.0;
+  if (fw_.moe_permute_fusion) {
+    mem(tokens + probs);  // moe_sort_chunks_by_index_with_probs: one kernel
+  } else {
+    mem(tokens);  // split + cat of the tokens
+    mem(probs);   // and of the probs
+  }
+}
+
+// The EP all-to-all (or DeepEP dispatch / combine) that opens (`first`) or closes the experts'
+// segment. Dispatch carries tokens to their experts, combine brings the outputs back; backward
+// runs them in reverse with gradients (BF16). The DeepEP-style dispatcher sends FP8 tokens (with
+// one FP32 scale per 128 values) when the GEMMs run in FP8.
+void MoeBuilder::dispatch_sync(bool first, bool bwd) {
+  if (p_.ep == 1) return;
+  const double copy_bf16 = h_ * 2.0;
+  const double copy_dispatch = flex_ && lowp_ ? h_ * (1.0 + 4.0 / 128.0) : copy_bf16;
+  const double bytes_per_copy = first && !bwd ? copy_dispatch : copy_bf16;
+  const Time t = flex_ ? in_.ep(Tm_, bytes_per_copy)
+                       : in_.comm(Dim::kEp, CollOp::kAllToAll, Tm_ * topk_ * bytes_per_copy);
+  const double a2a = Tm_ * topk_ * copy_bf16;
+  if (first)
+    b_.sync(Dim::kEp, t, bwd ? "ep combine (grad)" : "ep dispatch",
+            {Dim::kEp, CollOp::kAllToAll, a2a}, "experts");
+  else
+    b_.sync(Dim::kEp, t, bwd ? "ep dispatch (grad)" : "ep combine",
+            {Dim::kEp, CollOp::kAllToAll, a2a}, "moe tail");
+}
+
+// One TE GroupedLinear [rows × kdim]·[kdim × n] over the local experts: per expert a quantise and
+// a GEMM launch (backward: a quantise of the gradient, a dgrad and a wgrad launch), the grouped
+// GEMM's time split evenly over the launches. The grouped tables were measured inside PyTorch,
+// so their time is not derated (framework_kernel).
+void MoeBuilder::grouped_linear(double n, double kdim, bool bwd) {
+  const int64_t Mg = std::max<int64_t>(1, static_cast<int64_t>(std::llround(m_g_)));
+  const int64_t N = static_cast<int64_t>(std::llround(n));
+  const int64_t K = static_cast<int64_t>(std::llround(kdim));
+  const double per = 1.0 / static_cast<double>(Gi_);
+  const double fl = 2.0 * rows_ * n * kdim * per;
+  auto share = [&](Pass pass) {
+    const Time t = c_.grouped_gemm(Gi_, Mg, N, K, gd_, pass);
+    return Time::from_ps(static_cast<int64_t>(std::llround(static_cast<double>(t.ps()) * per)));
+  };
+  const Time fwd = bwd ? Time::zero() : share(Pass::kForward);
+  const Time dgrad = bwd ? share(Pass::kDgrad) : Time::zero();
+  const Time wgrad = bwd ? share(Pass::kWgrad) : Time::zero();
+  for (int64_t e = 0; e < Gi_; ++e)
+    quant(m_g_ * (bwd ? n : kdim));
+  for (int64_t e = 0; e < Gi_; ++e)
+    b_.framework_kernel(bwd ? dgrad : fwd, fl);
+  if (bwd)
+    for (int64_t e = 0; e < Gi_; ++e)
+      b_.framework_kernel(wgrad, fl);
+}
+
+// One expert's TE Linear (SequentialMLP): quantise + the dense GEMM of m_g tokens; backward its
+// gradient's quantise, dgrad and wgrad.
+void MoeBuilder::sequential_linear(double m_g, double n, double kdim, bool bwd) {
+  const int64_t M = std::max<int64_t>(1, static_cast<int64_t>(std::llround(m_g)));
+  const int64_t N = static_cast<int64_t>(std::llround(n));
+  const int64_t K = static_cast<int64_t>(std::llround(kdim));
+  const double fl = 2.0 * m_g * n * kdim;
+  quant(m_g * (bwd ? n : kdim));
+  if (!bwd) {
+    b_.kernel(c_.gemm(M, N, K, gd_), fl);
+    return;
+  }
+  b_.kernel(c_.gemm(M, K, N, gd_), fl);
+  b_.kernel(c_.gemm(K, N, M, gd_), fl);
+}
+
+void MoeBuilder::experts(bool bwd) {
+  const double act_fwd = rows_ * fe_ * 2.0 * 3.0;  // SwiGLU: 2 in, 1 out
+  const double act_bwd = rows_ * fe_ * 2.0 * 5.0;
+  if (fw_.moe_grouped_gemm) {
+    if (!bwd) {
+      grouped_linear(up_, h_, false);
+      mem(act_fwd);
+      grouped_linear(h_, fe_, false);
+    } else {
+      grouped_linear(h_, fe_, true);
+      if (in_.recompute_act) mem(act_fwd);
+      mem(act_bwd);
+      grouped_linear(up_, h_, true);
+    }
+    return;
+  }
+  const double per = 1.0 / static_cast<double>(Gi_);
+  for (int64_t e = 0; e < Gi_; ++e) {
+    if (!bwd) {
+      sequential_linear(m_g_, up_, h_, false);
+      mem(act_fwd * per);
+      sequential_linear(m_g_, h_, fe_, false);
+    } else {
+      sequential_linear(m_g_, h_, fe_, true);
+      if (in_.recompute_act) mem(act_fwd * per);
+      mem(act_bwd * per);
+      sequential_linear(m_g_, up_, h_, true);
+    }
+  }
+  mem(rows_ * h_ * 2.0 * 2.0);  // cat of the experts' outputs (or split of their gradients)
+}
+
+void MoeBuilder::forward() {
+  router(false);
+  if (flex_) {
+    mem(Tm_ * E_ * 4.0);  // dispatch layout (tokens per rank / expert)
+    dispatch_sync(true, false);
+    permute(false);
+    experts(false);
+    unpermute(false);
+    dispatch_sync(false, false);
+    return;
+  }
+  permute(false);
+  dispatch_sync(true, false);
+  sort_chunks();
+  experts(false);
+  sort_chunks();
+  dispatch_sync(false, false);
+  unpermute(false);
+}
+
+void MoeBuilder::backward() {
+  if (flex_) {
+    dispatch_sync(true, true);
+    unpermute(true);
+    experts(true);
+    permute(true);
+    dispatch_sync(false, true);
+  } else {
+    unpermute(true);
+    dispatch_sync(true, true);
+    sort_chunks();
+    experts(true);
+    sort_chunks();
+    dispatch_sync(false, true);
+    permute(true);
+  }
+  router(true);
+}
+
+}  // namespace
+
+void build_moe_experts(const MoeLayerInput& in, bool backward, BlockBuilder& b) {
+  MoeBuilder mb(in, b);
+  if (backward)
+    mb.backward();
+  else
+    mb.forward();
+}
+
+}  // namespace fleetsim::step_internal

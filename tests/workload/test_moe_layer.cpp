@@ -1,0 +1,113 @@
+// The MoE layer's kernel list (sim/workload/internal/moe_layer.cpp): launch counts in closed
+// form against the number of local experts and the framework switches.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "compute/compute_model.h"
+#include "scenario/model_loader.h"
+#include "scenario/scenario.h"
+#include "workload/layer_costs.h"
+#include "workload/step.h"
+
+using namespace fleetsim;
+
+namespace {
+
+const std::string kRoot = FLEETSIM_SOURCE_DIR;
+
+struct Setup {
+  ModelSpec model = load_model("qwen3-30b-a3b", kRoot);
+  ParallelConfig par;
+  FrameworkOptions fw;
+  ComputeModel compute = ComputeModel::load(load_system("dgx-h100", kRoot).gpu, kRoot);
+  bool flex = false;
+  Setup() {
+    par.ep = 8;
+    par.dp = 8;
+    par.seq_len = 4096;
+    par.micro_batch = 1;
+    par.global_batch = 64;
+    fw.moe_grouped_gemm = true;
+    fw.moe_permute_fusion = true;
+  }
+  // Kernels of MoE layer 0's forward or backward with `experts` routed experts.
+  int kernels(int experts, bool backward) {
+    ModelSpec m = model;
+    m.moe.experts = experts;
+    LayerCostModel lc(m, par, fw, compute, [](Dim, CollOp, double) { return Time::from_us(10); });
+    if (flex) lc.set_ep_dispatch([](double, double) { return Time::from_us(10); });
+    return lc.layer(0, backward).kernels;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("per-expert launches grow linearly with the local experts") {
+  Setup s;
+  REQUIRE(s.model.moe.experts == 128);
+  REQUIRE(s.model.moe.shared_experts == 0);
+  // Local experts G = experts / ep = 8, 16, 32. TE GroupedLinear launches per expert: forward
+  // one GEMM for fc1 and one for fc2, each after one quantise in low precision (current scaling:
+  // plus an amax pass); backward per linear a quantise of the gradient, a dgrad and a wgrad.
+  struct Case {
+    PrecisionRecipe prec;
+    bool grouped;
+    int per_expert_fwd, per_expert_bwd;
+  };
+  const Case cases[] = {
+      {PrecisionRecipe::kBf16, true, 2, 4},
+      {PrecisionRecipe::kMxfp8, true, 2 * (1 + 1), 2 * (1 + 2)},
+      {PrecisionRecipe::kFp8Current, true, 2 * (2 + 1), 2 * (2 + 2)},
+      // SequentialMLP: per expert its own TE Linear pair and activation kernel.
+      {PrecisionRecipe::kBf16, false, 2 + 1, 4 + 1},
+      {PrecisionRecipe::kMxfp8, false, 2 * (1 + 1) + 1, 2 * (1 + 2) + 1},
+  };
+  for (const Case& c : cases) {
+    s.par.precision = c.prec;
+    s.fw.moe_grouped_gemm = c.grouped;
+    for (bool bwd : {false, true}) {
+      const int k8 = s.kernels(64, bwd), k16 = s.kernels(128, bwd), k32 = s.kernels(256, bwd);
+      const int per = bwd ? c.per_expert_bwd : c.per_expert_fwd;
+      CHECK(k16 - k8 == 8 * per);
+      CHECK(k32 - k16 == 16 * per);
+    }
+  }
+}
+
+TEST_CASE("fused permute and router switches change the launch counts") {
+  Setup s;
+  // Alltoall dispatcher, ep = 8, 16 local experts. Forward: permute (fused: row-id map + gather;
+  // unfused: 4 index kernels + gather), two chunk sorts (fused: 1 each; unfused: tokens and
+  // probs, 2 each), unpermute (fused: 1; unfused: zeros + scatter_add).
+  auto diff = [&](bool bwd) {
+    s.fw.moe_permute_fusion = true;
+    const int fused = s.kernels(128, bwd);
+    s.fw.moe_permute_fusion = false;
+    const int unfused = s.kernels(128, bwd);
+    s.fw.moe_permute_fusion = true;
+    return unfused - fused;
+  };
+  CHECK(diff(false) == (5 + 2 + 2 + 2) - (2 + 1 + 1 + 1));
+  // Backward: unpermute's gather (1 either way), two chunk sorts, permute's scatter-add (fused:
+  // 1; unfused: zeros + scatter_add).
+  CHECK(diff(true) == (1 + 2 + 2 + 2) - (1 + 1 + 1 + 1));
+  // Flex dispatcher (DeepEP): no chunk sorts.
+  s.flex = true;
+  s.fw.moe_dispatcher = MoeDispatcher::kDeepEp;
+  CHECK(diff(false) == (5 + 2) - (2 + 1));
+  CHECK(diff(true) == (1 + 2) - (1 + 1));
+  // The alltoall dispatcher's chunk sorts are the only launch difference to flex (its dispatch
+  // layout kernel aside): 2 fused sorts against 1 layout kernel.
+  const int flex = s.kernels(128, false);
+  s.flex = false;
+  s.fw.moe_dispatcher = MoeDispatcher::kAllToAll;
+  CHECK(s.kernels(128, false) - flex == 2 - 1);
+  // Router: fused scores + top-k (1) and aux loss (2) against 4 + 5 unfused; backward 1 + 1
+  // against 3 + 3.
+  s.fw.moe_router_fusion = true;
+  const int rf = s.kernels(128, false), rb = s.kernels(128, true);
+  s.fw.moe_router_fusion = false;
+  CHECK(s.kernels(128, false) - rf == (4 + 5) - (1 + 2));
+  CHECK(s.kernels(128, true) - rb == (3 + 3) - (1 + 1));
+}
