@@ -20,8 +20,8 @@ using namespace jsonr;
 namespace {
 
 const std::vector<std::string> kTrainingWorkloadKeys = {
-    "type",      "model",     "gpus",     "parallelism", "batch",  "recompute",
-    "precision", "framework", "symmetry", "placement",   "routing"};
+    "type",      "model",    "gpus",      "parallelism", "batch", "recompute",  "precision",
+    "framework", "symmetry", "placement", "routing",     "task",  "fine_tuning"};
 const std::vector<std::string> kPlacementKeys = {"ranks_per_domain"};
 const std::vector<std::string> kRoutingKeys = {
     "model",       "alpha", "s", "file", "capacity_factor", "placement", "redundant_experts",
@@ -326,6 +326,7 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
   read_model(w, data_dir, &t);
   t.gpus = w.has("gpus") ? static_cast<int>(w.integer("gpus", 1, cluster_gpus)) : cluster_gpus;
   read_parallelism(w, &t);
+  read_task(w, &t.par);
   read_recompute(w, &t.par);
   if (w.has("precision")) {
     parse_precision(
@@ -423,7 +424,8 @@ std::map<std::string, std::vector<std::string>> training_scenario_keys() {
           {"/workload#training/framework/memory", kMemoryKeys},
           {"/workload#training/placement", kPlacementKeys},
           {"/workload#training/routing", kRoutingKeys},
-          {"/workload#training/routing/bias_update", kBiasUpdateKeys}};
+          {"/workload#training/routing/bias_update", kBiasUpdateKeys},
+          {"/workload#training/fine_tuning", fine_tuning_keys()}};
 }
 
 }  // namespace fleetsim

@@ -21,4 +21,8 @@ TrainingWorkload read_training(const jsonr::Obj& w, int cluster_gpus, const Syst
 // Keys of the training workload by JSON pointer (merged into scenario_keys()).
 std::map<std::string, std::vector<std::string>> training_scenario_keys();
 
+// "task" and "fine_tuning" of a training workload (task_loader.cpp), after the batch is read.
+void read_task(const jsonr::Obj& w, ParallelConfig* par);
+const std::vector<std::string>& fine_tuning_keys();
+
 }  // namespace fleetsim

@@ -37,8 +37,12 @@ LayerCostModel::LayerCostModel(const ModelSpec& m, const ParallelConfig& p,
     : m_(m), p_(p), fw_(fw), c_(compute), comm_(std::move(comm)) {}
 
 RankParams LayerCostModel::rank_params(int layer) const {
-  const LayerParams lp = layer_params(m_, layer);
   RankParams r;
+  if (p_.task.frozen_base()) {  // LoRA: only the adapters are trained (task.h)
+    r.dense = static_cast<double>(lora_adapter_params(m_, p_.task, layer)) / p_.tp;
+    return r;
+  }
+  const LayerParams lp = layer_params(m_, layer);
   r.dense =
       static_cast<double>(lp.attention + lp.norms + lp.dense_mlp + lp.router + lp.shared_experts) /
       p_.tp;
@@ -47,10 +51,12 @@ RankParams LayerCostModel::rank_params(int layer) const {
 }
 
 double LayerCostModel::embedding_rank_params() const {
+  if (p_.task.frozen_base()) return 0;
   return static_cast<double>(embedding_params(m_)) / p_.tp;
 }
 
 double LayerCostModel::head_rank_params() const {
+  if (p_.task.frozen_base()) return 0;
   return static_cast<double>(output_params(m_) + mtp_params(m_)) / p_.tp;
 }
 
@@ -148,7 +154,8 @@ Block LayerCostModel::build_head(bool backward) {
     } else {
       b.kernel(c_.memory_bound(T * vocab * (2.0 + 2.0)));  // softmax gradient
       b.kernel(c_.gemm(Ti, H, V, DType::kBf16), 2.0 * T * vocab * h);
-      b.kernel(c_.gemm(H, V, Ti, DType::kBf16), 2.0 * T * vocab * h);
+      if (!p.task.frozen_base())  // wgrad (none for LoRA's frozen head)
+        b.kernel(c_.gemm(H, V, Ti, DType::kBf16), 2.0 * T * vocab * h);
     }
   }
   if (m_.mtp_layers > 0) {
@@ -167,7 +174,8 @@ Block LayerCostModel::build_head(bool backward) {
       }
       const int64_t Ti = static_cast<int64_t>(T), H = m_.hidden;
       b.kernel(c_.gemm(Ti, H, 2 * H / p.tp, gd), 2.0 * T * h * 2.0 * h / p.tp);
-      if (backward) b.kernel(c_.gemm(2 * H / p.tp, H, Ti, gd), 2.0 * T * h * 2.0 * h / p.tp);
+      if (backward && !p.task.frozen_base())
+        b.kernel(c_.gemm(2 * H / p.tp, H, Ti, gd), 2.0 * T * h * 2.0 * h / p.tp);
     }
   }
   return b.finish();

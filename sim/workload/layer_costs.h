@@ -56,6 +56,8 @@ struct Block {
   int kernels = 0;
 };
 
+// Parameters of a layer one rank trains (gradients, DP reduction, optimizer): all it holds,
+// or with LoRA (task.h) only its adapters.
 struct RankParams {
   double dense = 0;   // parameters of this layer held by one rank, outside routed experts
   double expert = 0;  // routed-expert parameters held by one rank

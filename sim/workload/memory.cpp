@@ -127,6 +127,7 @@ struct StageParams {
   int64_t expert = 0;  // on this rank (after ep · etp)
   int64_t linear = 0;  // of which GEMM weights of decoder / MTP layers (FP8-castable)
   int64_t largest_layer = 0;
+  int64_t adapter = 0;  // LoRA adapter parameters on this rank (after tp; workload/task.h)
 };
 
 StageParams stage_params(const ModelSpec& m, const ParallelConfig& p,
@@ -143,8 +144,10 @@ StageParams stage_params(const ModelSpec& m, const ParallelConfig& p,
     s.largest_layer = std::max(s.largest_layer, dense + expert);
   };
   for (const auto& chunk : chunks)
-    for (int i : chunk)
+    for (int i : chunk) {
       add_layer(layer_params(m, i));
+      s.adapter += lora_adapter_params(m, p.task, i) / p.tp;
+    }
   if (stage == 0) s.dense += embedding_params(m) / p.tp;
   if (stage == p.pp - 1) {
     s.dense += output_params(m) / p.tp;
@@ -181,7 +184,11 @@ void parameter_state(const ModelSpec& m, const ParallelConfig& p, const MemoryOp
   const int64_t dense_shard = (p.distributed_optimizer || p.fsdp) ? int64_t{p.dp} * p.cp : 1;
   const int64_t edp = int64_t{p.dp} * p.tp * p.cp / (int64_t{p.ep} * p.etp);
   const int64_t expert_shard = (p.distributed_optimizer || p.fsdp) ? edp : 1;
-  const int64_t sharded = sp.dense / dense_shard + sp.expert / expert_shard;
+  // LoRA (task.h): the base weights are frozen, so only the adapters have main gradients,
+  // master weights and Adam state; the adapters' own weights are bf16.
+  const bool lora = p.task.frozen_base();
+  const int64_t sharded =
+      lora ? sp.adapter / dense_shard : sp.dense / dense_shard + sp.expert / expert_shard;
   (void)m;
   r->params_on_rank = sp.dense + sp.expert;
   r->expert_params_on_rank = sp.expert;
@@ -194,6 +201,10 @@ void parameter_state(const ModelSpec& m, const ParallelConfig& p, const MemoryOp
         o.fp8_param_gather && q32 > 0 ? r->params_on_rank - sp.linear : r->params_on_rank;
     r->weights = kWeightBytes * bf16_params + q32 * sp.linear / 32;
     r->gradients = o.grad_bytes * r->params_on_rank;
+  }
+  if (lora) {
+    r->weights += kWeightBytes * sp.adapter;
+    r->gradients = o.grad_bytes * sp.adapter;
   }
   const double on_gpu = 1.0 - o.optimizer_offload_fraction;
   r->master_weights =

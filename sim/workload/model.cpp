@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "workload/task.h"
 
 namespace fleetsim {
 namespace {
@@ -83,10 +84,10 @@ double layer_flops(const ModelSpec& m, int i, int seq_len, const FlopConvention&
   } else {
     w += static_cast<double>(mlp_weights(m, m.ffn));
   }
-  double keys = attn ? attended_keys(m, i, seq_len) : 0.0;
+  double keys = attn ? packed_attended_keys(m, i, seq_len, c.document_tokens) : 0.0;
   if (!c.causal) keys *= 2.0;
   const double core = 2.0 * keys * static_cast<double>(qk_width(m) + v_width(m));
-  return 6.0 * w + 3.0 * core;
+  return c.weight_flops * w + 3.0 * core;
 }
 
 int64_t attention_params(const ModelSpec& m);
@@ -223,12 +224,20 @@ double attended_keys(const ModelSpec& m, int layer, int seq_len) {
   return (full * w * w / 2.0 + r * r / 2.0) / s;
 }
 
+double packed_attended_keys(const ModelSpec& m, int layer, int seq_len, int document_tokens) {
+  if (document_tokens <= 0 || document_tokens >= seq_len) return attended_keys(m, layer, seq_len);
+  double sum = 0;
+  for (const DocumentGroup& g : packed_documents(seq_len, document_tokens))
+    sum += static_cast<double>(g.count) * g.tokens * attended_keys(m, layer, g.tokens);
+  return sum / seq_len;
+}
+
 double model_flops_per_token(const ModelSpec& m, int seq_len, const FlopConvention& c) {
   double f = 0;
   for (int i = 0; i < m.layers; ++i)
     f += layer_flops(m, i, seq_len, c);
   const int64_t vocab = c.benchmark_vocab && m.benchmark_vocab > 0 ? m.benchmark_vocab : m.vocab;
-  const double head = 6.0 * static_cast<double>(m.hidden) * static_cast<double>(vocab);
+  const double head = c.weight_flops * static_cast<double>(m.hidden) * static_cast<double>(vocab);
   f += head;
   if (m.mtp_layers > 0) {
     // One decoder layer shaped like the model's last layer, the 2h x h projection and another
@@ -236,7 +245,7 @@ double model_flops_per_token(const ModelSpec& m, int seq_len, const FlopConventi
     // (a hybrid model's MTP layer is attention + FFN: the layer past the decoder)
     const int last = is_hybrid(m) ? m.layers : m.layers - 1;
     const double h = static_cast<double>(m.hidden);
-    f += m.mtp_layers * (layer_flops(m, last, seq_len, c) + 6.0 * 2.0 * h * h + head);
+    f += m.mtp_layers * (layer_flops(m, last, seq_len, c) + c.weight_flops * 2.0 * h * h + head);
   }
   return f;
 }

@@ -209,6 +209,12 @@ struct FlopConvention {
   bool causal = true;
   // Use benchmark_vocab (when set) for the LM head, as NVIDIA's benchmark scripts do.
   bool benchmark_vocab = false;
+  // Packed sequences (workload/task.h): attention within documents of this many tokens
+  // (packed_attended_keys); 0 = the whole sequence is one document.
+  int document_tokens = 0;
+  // FLOPs per weight per token: 6 (forward, dgrad, wgrad); 4 with frozen weights (LoRA: no
+  // wgrad). Applies to the decoder weights and the LM head, not to attention.
+  double weight_flops = 6.0;
 };
 double model_flops_per_token(const ModelSpec& m, int seq_len, const FlopConvention& c);
 double model_flops_per_token(const ModelSpec& m, int seq_len);  // default FlopConvention
@@ -216,5 +222,8 @@ double model_flops_per_token(const ModelSpec& m, int seq_len);  // default FlopC
 // Average number of keys one query attends to in layer `layer` at sequence length s (causal,
 // continuous: s/2 for full attention; window w: w - w²/(2s) when s > w; chunk c: by chunks).
 double attended_keys(const ModelSpec& m, int layer, int seq_len);
+// The same, averaged over the tokens of a packed sequence whose documents (task.h
+// packed_documents) hold document_tokens tokens each: Σ_d d · attended_keys(d) / seq_len.
+double packed_attended_keys(const ModelSpec& m, int layer, int seq_len, int document_tokens);
 
 }  // namespace fleetsim

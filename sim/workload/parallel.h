@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "workload/task.h"
+
 namespace fleetsim {
 
 enum class Recompute { kNone, kSelective, kFull };
@@ -53,6 +55,7 @@ struct ParallelConfig {
   int recompute_layers = 0;  // full recompute: layers per stage recomputed (0 = all)
   unsigned recompute_modules = kRecomputeCoreAttn;  // selective recompute: what is recomputed
   PrecisionRecipe precision = PrecisionRecipe::kBf16;
+  TaskSpec task;  // pre-training, SFT on packed sequences or LoRA (task.h)
   // Number of micro-batches each pipeline processes per step.
   int micro_batches() const { return global_batch / (micro_batch * dp); }
   int world() const { return tp * cp * pp * dp; }

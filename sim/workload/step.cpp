@@ -88,7 +88,7 @@ void fill_rates(const StepInput& in, const ComputeModel& compute, int world,
   const double step = res->step_time_s;
   const double tokens = static_cast<double>(p.global_batch) * p.seq_len;
   res->tokens_per_s_per_gpu = tokens / step / world;
-  const double flops = model_flops_per_token(in.model, p.seq_len) * tokens;
+  const double flops = task_flops_per_token(in.model, p.seq_len, FlopConvention{}, p.task) * tokens;
   res->model_tflops_per_gpu = flops / step / world / 1e12;
   res->peak_tflops = compute.peak_tflops(DType::kBf16);
   res->mfu = res->peak_tflops > 0 ? res->model_tflops_per_gpu / res->peak_tflops : 0;

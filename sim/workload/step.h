@@ -176,6 +176,8 @@ struct StepResult {
 // `file` and pointers under `ptr` ("/workload") on bad combinations.
 void check_parallel_config(const ModelSpec& model, const ParallelConfig& par, int world_gpus,
                            int gpus_per_domain, const std::string& file, const std::string& ptr);
+// The training task's settings (workload/task.h); called by check_parallel_config.
+void check_task(const ParallelConfig& par, const std::string& file, const std::string& ptr);
 
 // Closed-form pipeline bubble fraction of the schedule: (pp − 1) / (vp · m) relative to the
 // ideal time (Narayanan et al. 2021, eq. for interleaved 1F1B).

@@ -106,6 +106,29 @@ void check_parallel_config(const ModelSpec& m, const ParallelConfig& p, int worl
   check_hybrid_parallel(m, p, fail);
   if (p.fsdp && p.pp > 1)
     fail(par + "/fsdp", "FSDP with pipeline parallelism is not modelled (use pp = 1)");
+  check_task(p, file, ptr);
+}
+
+// The task's settings (task.h) against the batch; pointers under `ptr` + "/fine_tuning".
+void check_task(const ParallelConfig& p, const std::string& file, const std::string& ptr) {
+  const TaskSpec& t = p.task;
+  const std::string ft = ptr + "/fine_tuning";
+  if (t.mean_document_tokens < 0 || t.mean_document_tokens > p.seq_len)
+    throw InputError(
+        file, ft + "/mean_document_tokens",
+        "expected a mean document length in [1, seq_len = " + std::to_string(p.seq_len) +
+            "], got " + std::to_string(t.mean_document_tokens));
+  if (t.kind == TrainingTask::kLora) {
+    if (t.lora_rank < 1 || t.lora_rank > 65536)
+      throw InputError(
+          file, ft + "/lora_rank",
+          "expected an adapter rank in [1, 65536], got " + std::to_string(t.lora_rank));
+    if (t.lora_targets == 0)
+      throw InputError(file, ft + "/lora_targets", "expected at least one target module");
+    if (p.fsdp)
+      throw InputError(file, ptr + "/parallelism/fsdp",
+                       "LoRA with FSDP is not modelled (use the distributed optimizer)");
+  }
 }
 
 }  // namespace fleetsim

@@ -57,6 +57,25 @@ if grep -q "tp3.json:/workload/parallelism" "$tmp/err"; then pass=$((pass+1)); e
 printf '{"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 1}, "workload": {"type": "training", "model": "llama-9b", "parallelism": {}, "batch": {"global": 8, "seq_len": 4096}}}' >"$tmp/model.json"
 check unknown-model 2 "$bin" run "$tmp/model.json"
 if grep -q "model.json:/workload/model" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL unknown-model message"; cat "$tmp/err"; fi
+# Fine-tuning tasks: a LoRA run works; a bad task value, fine_tuning on pre-training and a bad
+# LoRA target are exit 2 with the JSON pointer.
+ft() {  # file, task JSON fragment
+  printf '{"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 1}, "workload": {"type": "training", "model": "llama3-8b", "parallelism": {}, "batch": {"global": 8, "seq_len": 4096}, %s}}' "$2" >"$tmp/$1"
+}
+ft lora.json '"task": "lora", "fine_tuning": {"mean_document_tokens": 240, "lora_rank": 16, "lora_targets": ["linear_qkv"]}'
+check lora-run 0 "$bin" run "$tmp/lora.json"
+ft task.json '"task": "dpo"'
+check bad-task 2 "$bin" run "$tmp/task.json"
+if grep -q "task.json:/workload/task" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL bad-task message"; cat "$tmp/err"; fi
+ft ftpre.json '"fine_tuning": {"mean_document_tokens": 240}'
+check fine-tuning-pretrain 2 "$bin" run "$tmp/ftpre.json"
+if grep -q "ftpre.json:/workload/fine_tuning: fine_tuning applies to task 'sft' or 'lora'" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL fine_tuning on pretrain message"; cat "$tmp/err"; fi
+ft target.json '"task": "lora", "fine_tuning": {"lora_targets": ["linear_qkv", "q_proj"]}'
+check bad-lora-target 2 "$bin" run "$tmp/target.json"
+if grep -q "target.json:/workload/fine_tuning/lora_targets/1: expected one of linear_qkv" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL bad lora target message"; cat "$tmp/err"; fi
+ft doc.json '"task": "sft", "fine_tuning": {"mean_document_tokens": 8192}'
+check long-document 2 "$bin" run "$tmp/doc.json"
+if grep -q "doc.json:/workload/fine_tuning/mean_document_tokens: expected a mean document length of at most seq_len = 4096" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL long document message"; cat "$tmp/err"; fi
 # MoE routing: the imbalance section, and bad routing histograms (exit 2 with the position).
 check moe-skew 0 "$bin" run scenarios/deepseek-v3-skew-gb200.json --out "$tmp/moe"
 if grep -q "EP-rank load max/mean" "$tmp/out"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL moe section"; fi

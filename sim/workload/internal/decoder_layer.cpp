@@ -25,7 +25,8 @@ class LayerBuilder {
   bool recompute(unsigned module) const { return selective_ && (p_.recompute_modules & module); }
   void mem(double bytes) { b_.kernel(c_.memory_bound(bytes)); }
   void quant(double elements);
-  Time linear(double rows, double n, double k, bool bwd);
+  Time linear(double rows, double n, double k, bool bwd, unsigned lora_target = 0);
+  void lora_adapter(double rows, double n, double k, bool bwd, unsigned target);
   Time tp_coll(CollOp op, double bytes) const {
     return p_.tp > 1 ? comm_(Dim::kTp, op, bytes) : Time::zero();
   }
@@ -60,6 +61,9 @@ class LayerBuilder {
   const bool full_recompute_;
   const bool selective_;
   const double act_bytes_;  // full activation, BF16
+  const bool frozen_;       // LoRA: base weights frozen, no wgrad (workload/task.h)
+  // Documents of one packed sequence (task.h): attention runs within each.
+  const std::vector<DocumentGroup> docs_;
   BlockBuilder b_;
   // Attention on this rank: heads, KV heads, head dimensions, the kernel's shape and FLOPs.
   int heads_ = 0, kvh_ = 0, dqk_ = 0, dv_ = 0;
@@ -95,6 +99,9 @@ LayerBuilder::LayerBuilder(const ModelSpec& m, const ParallelConfig& p, const Fr
           (p.recompute_layers == 0 || (layer % std::max(1, m.layers / p.pp)) < p.recompute_layers)),
       selective_(backward && p.recompute == Recompute::kSelective),
       act_bytes_(static_cast<double>(T_) * h_ * 2.0),
+      frozen_(p.task.frozen_base()),
+      docs_(packed_documents(
+          p.seq_len, p.task.kind == TrainingTask::kPretrain ? 0 : p.task.mean_document_tokens)),
       b_(backward ? "layer backward" : "layer forward", fw.kernel_gap, fw.kernel_efficiency) {
   heads_ = a_.heads / p.tp;
   kvh_ = a_.kind == AttentionKind::kMla ? heads_ : std::max(1, a_.kv_heads / p.tp);
@@ -109,9 +116,11 @@ LayerBuilder::LayerBuilder(const ModelSpec& m, const ParallelConfig& p, const Fr
   as_.head_dim_v = dv_;
   as_.causal = true;
   as_.window = windowed_ ? a_.sliding_window : 0;
-  const double s = static_cast<double>(p.seq_len);
-  const double span = windowed_ ? std::min<double>(a_.sliding_window, s) : s / 2.0;
-  attn_flops_fwd_ = 2.0 * p.micro_batch * heads_ * s * span * (dqk_ + dv_);
+  for (const DocumentGroup& g : docs_) {
+    const double s = static_cast<double>(g.tokens);
+    const double span = windowed_ ? std::min<double>(a_.sliding_window, s) : s / 2.0;
+    attn_flops_fwd_ += 2.0 * p.micro_batch * g.count * heads_ * s * span * (dqk_ + dv_);
+  }
 }
 
 Block LayerBuilder::build() {
@@ -137,8 +146,9 @@ void LayerBuilder::quant(double elements) {
   if (p_.precision == PrecisionRecipe::kFp8Current) mem(elements * 2.0);  // amax pass
 }
 
-// One GEMM of the forward pass [T × k]·[k × n]; in backward its dgrad and wgrad.
-Time LayerBuilder::linear(double rows, double n, double k, bool bwd) {
+// One GEMM of the forward pass [T × k]·[k × n]; in backward its dgrad and wgrad (no wgrad for
+// frozen LoRA base weights), plus the LoRA adapter when the layer is one of its targets.
+Time LayerBuilder::linear(double rows, double n, double k, bool bwd, unsigned lora_target) {
   const int64_t M = static_cast<int64_t>(std::llround(rows));
   const int64_t N = static_cast<int64_t>(std::llround(n));
   const int64_t K = static_cast<int64_t>(std::llround(k));
@@ -146,14 +156,35 @@ Time LayerBuilder::linear(double rows, double n, double k, bool bwd) {
     quant(rows * k);
     const Time t = c_.gemm(M, N, K, gd_);
     b_.kernel(t, 2.0 * rows * n * k);
+    lora_adapter(rows, n, k, false, lora_target);
     return t;
   }
   quant(rows * n);
   const Time dgrad = c_.gemm(M, K, N, gd_);
-  const Time wgrad = c_.gemm(K, N, M, gd_);
   b_.kernel(dgrad, 2.0 * rows * n * k);
-  b_.kernel(wgrad, 2.0 * rows * n * k);
+  if (!frozen_) b_.kernel(c_.gemm(K, N, M, gd_), 2.0 * rows * n * k);  // wgrad
+  lora_adapter(rows, n, k, bwd, lora_target);
   return dgrad;
+}
+
+// LoRA adapter of a targeted linear layer [k → n] on this rank, in BF16: forward x·A (k → r)
+// then ·B (r → n); backward the dgrad and wgrad of B and of A.
+void LayerBuilder::lora_adapter(double rows, double n, double k, bool bwd, unsigned target) {
+  if (!frozen_ || !(p_.task.lora_targets & target)) return;
+  const double r = p_.task.lora_rank;
+  const int64_t M = static_cast<int64_t>(std::llround(rows));
+  const int64_t N = static_cast<int64_t>(std::llround(n));
+  const int64_t K = static_cast<int64_t>(std::llround(k));
+  const int64_t R = p_.task.lora_rank;
+  if (!bwd) {
+    b_.kernel(c_.gemm(M, R, K, DType::kBf16), 2.0 * rows * r * k);
+    b_.kernel(c_.gemm(M, N, R, DType::kBf16), 2.0 * rows * n * r);
+    return;
+  }
+  b_.kernel(c_.gemm(M, R, N, DType::kBf16), 2.0 * rows * n * r);  // B dgrad
+  b_.kernel(c_.gemm(R, N, M, DType::kBf16), 2.0 * rows * n * r);  // B wgrad
+  b_.kernel(c_.gemm(M, K, R, DType::kBf16), 2.0 * rows * r * k);  // A dgrad
+  b_.kernel(c_.gemm(K, R, M, DType::kBf16), 2.0 * rows * r * k);  // A wgrad
 }
 
 // Sequence-parallel all-gather of the activation, hidden behind `hide` with TP overlap.
@@ -179,22 +210,22 @@ void LayerBuilder::attention_block(bool bwd) {
   if (bwd && recompute(kRecomputeLayernorm)) mem(Tsp_ * h_ * 2.0 * 2.0);
   const Time first_gemm = a_.kind == AttentionKind::kMla
                               ? mla_projections(bwd)
-                              : linear(T, (heads_ + 2.0 * kvh_) * a_.head_dim, h_, bwd);
+                              : linear(T, (heads_ + 2.0 * kvh_) * a_.head_dim, h_, bwd, kLoraQkv);
   if (!bwd) ag(first_gemm);
   mem(T * (heads_ + kvh_) * dqk_ * 2.0 * 2.0);  // RoPE on q and k
   Time at = core_attention(bwd);
   if (bwd && recompute(kRecomputeCoreAttn)) at += core_attention(false);
   b_.kernel(at, attn_flops_fwd_ * (bwd ? 2.5 : 1.0) / p_.cp);
   if (p_.cp > 1) cp_exchange(at, bwd);
-  const Time proj = linear(T, h_, heads_ * static_cast<double>(dv_), bwd);
+  const Time proj = linear(T, h_, heads_ * static_cast<double>(dv_), bwd, kLoraProj);
   if (!bwd) rs(proj);
   if (bwd) {
     // Backward of the AG is a RS of the input gradient (overlapped with the first GEMM's
     // wgrad), of the RS an AG (before the output projection's dgrad), plus the AG that
-    // re-gathers the sequence-parallel input for the weight gradient.
+    // re-gathers the sequence-parallel input for the weight gradient (base or adapter).
     rs(first_gemm);
     ag(proj);
-    ag(first_gemm);
+    if (!frozen_ || (p_.task.lora_targets & kLoraQkv)) ag(first_gemm);
   }
   mem(Tsp_ * h_ * 2.0 * 3.0);  // residual add
 }
@@ -221,21 +252,32 @@ Time LayerBuilder::mla_projections(bool bwd) {
   return first_gemm;
 }
 
-// Core attention (ring attention over CP: this rank's share of the causal work).
-// With CP, Transformer Engine's load-balanced ring attention splits the sequence into 2·cp
-// chunks, two per rank: step 0 is causal attention of the rank's s/cp queries on its own
-// keys, each of the other cp − 1 steps attends half a block (s/(2cp) × s/cp), so the rank
-// does 1/cp of the causal work in cp shorter kernels.
+// Core attention (ring attention over CP: this rank's share of the causal work), over each
+// document of a packed sequence (THD layout: one kernel, cu_seqlens bounding each document;
+// its time is the sum of the documents' times). With CP, Transformer Engine's load-balanced ring
+// attention splits the sequence into 2·cp chunks, two per rank: step 0 is causal attention of the
+// rank's s/cp queries on its own keys, each of the other cp − 1 steps attends half a block (s/(2cp)
+// × s/cp), so the rank does 1/cp of the causal work in cp shorter kernels.
 Time LayerBuilder::core_attention(bool backward) const {
-  if (p_.cp == 1) return c_.attention(as_, backward, DType::kBf16);
-  AttentionShape diag = as_;
-  diag.seq_q = diag.seq_kv = p_.seq_len / p_.cp;
-  AttentionShape half = as_;
-  half.seq_q = p_.seq_len / (2 * p_.cp);
-  half.seq_kv = p_.seq_len / p_.cp;
-  half.causal = false;
-  return c_.attention(diag, backward, DType::kBf16) +
+  Time t = Time::zero();
+  for (const DocumentGroup& g : docs_) {
+    AttentionShape doc = as_;
+    doc.batch = p_.micro_batch * g.count;
+    doc.seq_q = doc.seq_kv = g.tokens;
+    if (p_.cp == 1) {
+      t += c_.attention(doc, backward, DType::kBf16);
+      continue;
+    }
+    AttentionShape diag = doc;
+    diag.seq_q = diag.seq_kv = std::max(1, g.tokens / p_.cp);
+    AttentionShape half = doc;
+    half.seq_q = std::max(1, g.tokens / (2 * p_.cp));
+    half.seq_kv = std::max(1, g.tokens / p_.cp);
+    half.causal = false;
+    t += c_.attention(diag, backward, DType::kBf16) +
          Time::from_ps((p_.cp - 1) * c_.attention(half, backward, DType::kBf16).ps());
+  }
+  return t;
 }
 
 // p.cp − 1 exchanges of this rank's K and V chunk (and dK, dV backward), each overlapped
@@ -254,13 +296,13 @@ std::pair<Time, Time> LayerBuilder::dense_mlp(double ffn, bool bwd, double rows)
   const double f = ffn / tp_;
   const double up = (m_.mlp == MlpKind::kGated ? 2.0 : 1.0) * f;
   if (bwd && recompute(kRecomputeMlp)) {  // the MLP's forward again before its backward
-    linear(rows, up, h_, false);
+    linear(rows, up, h_, false, kLoraFc1);
     mem(rows * f * 2.0 * 3.0);
-    linear(rows, h_, f, false);
+    linear(rows, h_, f, false, kLoraFc2);
   }
-  const Time g1 = linear(rows, up, h_, bwd);
+  const Time g1 = linear(rows, up, h_, bwd, kLoraFc1);
   mem(rows * f * 2.0 * (bwd ? 5.0 : 3.0));  // activation (SwiGLU: 2 in, 1 out)
-  const Time g2 = linear(rows, h_, f, bwd);
+  const Time g2 = linear(rows, h_, f, bwd, kLoraFc2);
   return std::make_pair(g1, g2);
 }
 
@@ -275,7 +317,7 @@ void LayerBuilder::mlp_block(bool bwd) {
     } else {
       rs(g1);
       ag(g2);
-      ag(g1);
+      if (!frozen_ || (p_.task.lora_targets & kLoraFc1)) ag(g1);
     }
   } else {
     moe_block(bwd);

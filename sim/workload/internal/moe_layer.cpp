@@ -128,10 +128,10 @@ void MoeBuilder::router(bool bwd) {
     // HOST-SYNC(moe token counts): dropless routing copies the counts to the host here.
     return;
   }
-  k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 1 : 3);  // aux loss
-  k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 1 : 3);  // scores + top-k
-  b_.kernel(c_.gemm(T, H, Ei, DType::kBf16), fl);                           // dgrad
-  b_.kernel(c_.gemm(H, Ei, T, DType::kBf16), fl);                           // wgrad
+  k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 1 : 3);     // aux loss
+  k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 1 : 3);     // scores + top-k
+  b_.kernel(c_.gemm(T, H, Ei, DType::kBf16), fl);                              // dgrad
+  if (!p_.task.frozen_base()) b_.kernel(c_.gemm(H, Ei, T, DType::kBf16), fl);  // wgrad
 }
 
 // Tokens into expert order (forward), or the gradient back to token order (backward: the
@@ -225,7 +225,7 @@ void MoeBuilder::grouped_linear(double n, double kdim, bool bwd) {
     quant(m_g_ * (bwd ? n : kdim));
   for (int64_t e = 0; e < Gi_; ++e)
     b_.framework_kernel(bwd ? dgrad : fwd, fl);
-  if (bwd)
+  if (bwd && !p_.task.frozen_base())  // no wgrad for LoRA's frozen experts (task.h)
     for (int64_t e = 0; e < Gi_; ++e)
       b_.framework_kernel(wgrad, fl);
 }
@@ -243,7 +243,7 @@ void MoeBuilder::sequential_linear(double m_g, double n, double kdim, bool bwd) 
     return;
   }
   b_.kernel(c_.gemm(M, K, N, gd_), fl);
-  b_.kernel(c_.gemm(K, N, M, gd_), fl);
+  if (!p_.task.frozen_base()) b_.kernel(c_.gemm(K, N, M, gd_), fl);  // wgrad
 }
 
 void MoeBuilder::experts(bool bwd) {
