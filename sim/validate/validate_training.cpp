@@ -11,6 +11,7 @@
 #include "scenario/scenario.h"
 #include "study/cluster.h"
 #include "study/training_step.h"
+#include "validate/finetune_rows.h"
 #include "validate/validate_memory.h"
 
 namespace fleetsim {
@@ -178,10 +179,13 @@ bool choose_system(const std::map<std::string, std::string>& f, TrainingContext&
 // NeMo's counting of model FLOPs: causal attention since Megatron-Bridge (NeMo 25.09+), all keys
 // in NeMo 2.0's pages (tests/workload/test_model.cpp checks both on NVIDIA's published pairs);
 // other sources (MLPerf, users' logs) count causal attention as Megatron-Bridge does.
+bool nemo_flops_source(const std::string& source_url) {
+  return has(source_url, "NVIDIA/NeMo/") || has(source_url, "docs.nvidia.com/nemo");
+}
 double flops_per_token(const ModelSpec& m, int seq_len, const std::string& source_url) {
   FlopConvention conv;
   conv.benchmark_vocab = true;
-  conv.causal = !(has(source_url, "NVIDIA/NeMo/") || has(source_url, "docs.nvidia.com/nemo"));
+  conv.causal = !nemo_flops_source(source_url);
   return model_flops_per_token(m, seq_len, conv);
 }
 
@@ -293,7 +297,11 @@ static void simulate_row(const std::map<std::string, std::string>& f, const Metr
   PredictedStep ps;
   ps.step_time_s = r.step_time_s;
   ps.tokens_per_s_per_gpu = r.tokens_per_s_per_gpu;
-  ps.flops_per_token = flops_per_token(model, p.seq_len, get(f, "source_url"));
+  const std::string url = get(f, "source_url");
+  ps.flops_per_token =
+      p.task.kind == TrainingTask::kPretrain
+          ? flops_per_token(model, p.seq_len, url)
+          : finetune_reported_flops_per_token(model, p.seq_len, p.task, nemo_flops_source(url));
   ps.num_gpus = world;
   if (metric.kind == MetricKind::kMfu) {
     std::string note;
@@ -307,22 +315,21 @@ static void simulate_row(const std::map<std::string, std::string>& f, const Metr
                 p.cp, p.vp, p.ep, p.dp, p.global_batch, p.micro_batch, p.seq_len,
                 to_string(p.precision), p.fsdp ? " fsdp" : "");
   v->config = cfg;
+  if (p.task.kind != TrainingTask::kPretrain) {
+    v->config += std::string(" ") + to_string(p.task.kind) + " doc" +
+                 std::to_string(p.task.mean_document_tokens);
+    if (p.task.frozen_base())
+      v->config +=
+          " r" + std::to_string(p.task.lora_rank) + " " + lora_targets_string(p.task.lora_targets);
+  }
 }
 
 RowOutcome predict_training_row(const std::map<std::string, std::string>& f,
                                 const MetricSpec& metric, TrainingContext& ctx, ValidationRow* v,
                                 std::string* why) {
   const std::string notes = get(f, "notes");
-  std::smatch m;
-  static const std::regex task_re(R"(task=([A-Za-z-]+))");
-  if (std::regex_search(notes, m, task_re)) {
-    const std::string task = m[1].str();
-    if (task != "Pre-Training" && task != "pretrain") {
-      *why = "task '" + task +
-             "': fine-tuning (packed SQuAD sequences, frozen weights with LoRA) is not modelled";
-      return RowOutcome::kSkipped;
-    }
-  }
+  TaskSpec task;
+  if (!row_task(notes, get(f, "source_url"), &task, why)) return RowOutcome::kSkipped;
   const std::string fw = framework_of(v->model, notes);
   if (!framework_modelled(fw)) {
     *why = "framework '" + fw +
@@ -354,6 +361,7 @@ RowOutcome predict_training_row(const std::map<std::string, std::string>& f,
 
   ParallelConfig p;
   if (const RowOutcome o = parse_config(f, ctx, v, &p, why); o != RowOutcome::kModelled) return o;
+  p.task = task;
   const bool hopper = sys.gpu.model == "H100" || sys.gpu.model == "H200";
   if (!parse_precision(get(f, "precision"), notes, hopper, &p.precision)) {
     *why = "precision '" + get(f, "precision") + "' not recognised";

@@ -149,5 +149,18 @@ printf 'hardware,num_gpu,model,metric_name,metric_value,notes\nH100,8,x,busbw,1,
 [ $? -eq 2 ] && grep -q "$tmp/col.csv:line 1: unknown column 'num_gpu' (did you mean 'num_gpus'?)" "$tmp/col.err" \
   && ok || { bad "wrong column"; cat "$tmp/col.err"; }
 
+# ---- fine-tuning rows: NVIDIA's SFT and LoRA rows are compared, not skipped ----
+{ echo "$hdr"; grep -E 'task=(SFT|LoRA)' validation/nemo_performance_summary.csv; } >"$tmp/ft.csv"
+nft=$(($(wc -l <"$tmp/ft.csv") - 1))
+"$bin" validate --reference "$tmp/ft.csv" --csv "$tmp/ft.out.csv" >"$tmp/ft.out" 2>&1 \
+  && ok || { bad "validate fine-tuning rows"; cat "$tmp/ft.out"; }
+# Each run is published as tokens/s/GPU and TFLOP/s/GPU: one of the pair is compared, the
+# other skipped as the same run; no row is skipped for another reason.
+[ "$(grep -c ',compared,' "$tmp/ft.out.csv")" -eq $((nft / 2)) ] && ok || bad "fine-tuning: want $((nft / 2)) compared rows"
+[ "$(grep ',skipped,' "$tmp/ft.out.csv" | grep -vc 'counted once')" -eq 0 ] && ok \
+  || { bad "fine-tuning rows skipped"; grep ',skipped,' "$tmp/ft.out.csv"; }
+[ "$(grep -c ' sft doc240' "$tmp/ft.out.csv")" -gt 0 ] && [ "$(grep -c ' lora doc240 r16 linear_qkv' "$tmp/ft.out.csv")" -gt 0 ] \
+  && ok || { bad "fine-tuning rows: want the sft / lora task in the config"; head -3 "$tmp/ft.out.csv"; }
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
