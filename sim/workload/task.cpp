@@ -70,14 +70,17 @@ int64_t lora_adapter_params(const ModelSpec& m, const TaskSpec& t, int layer) {
   auto adapter = [&](unsigned bit, int64_t k, int64_t out) {
     if (t.lora_targets & bit) n += r * (k + out);
   };
-  if (a.kind == AttentionKind::kGqa)
-    adapter(kLoraQkv, h, int64_t{a.heads + 2 * a.kv_heads} * a.head_dim);
-  const int64_t dv = a.kind == AttentionKind::kMla ? a.v_head_dim : a.head_dim;
-  adapter(kLoraProj, int64_t{a.heads} * dv, h);
+  // A hybrid model's blocks have attention or an FFN or neither (Mamba-2: no adapter).
+  if (has_attention(m, layer)) {
+    if (a.kind == AttentionKind::kGqa)
+      adapter(kLoraQkv, h, int64_t{a.heads + 2 * a.kv_heads} * a.head_dim);
+    const int64_t dv = a.kind == AttentionKind::kMla ? a.v_head_dim : a.head_dim;
+    adapter(kLoraProj, int64_t{a.heads} * dv, h);
+  }
   // linear_fc1 / linear_fc2: the dense MLP, or on MoE layers the shared experts.
   const int64_t ffn =
       is_moe_layer(m, layer) ? m.moe.shared_expert_ffn * m.moe.shared_experts : m.ffn;
-  if (ffn > 0) {
+  if (has_ffn(m, layer) && ffn > 0) {
     adapter(kLoraFc1, h, (m.mlp == MlpKind::kGated ? 2 : 1) * ffn);
     adapter(kLoraFc2, ffn, h);
   }
