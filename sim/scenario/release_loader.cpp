@@ -223,7 +223,7 @@ ReleaseRecipe resolve_release(const std::string& release, const std::string& mod
     for (const auto& [k, v] : r.get("set").items()) {
       ReleaseSwitch s{k, render(v), r.str("source"), find_def(k)->modelled};
       auto it = std::find_if(out.switches.begin(), out.switches.end(),
-                             [&](const ReleaseSwitch& e) { return e.name == k; });
+                             [&s](const ReleaseSwitch& e) { return e.name == s.name; });
       if (it == out.switches.end()) {
         out.switches.push_back(s);
       } else {
