@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Every relative link of the documentation resolves.
 
-Checks README.md, docs/*.md and sim/*/README.md (or the files given after the repository root):
+Checks README.md, docs/*.md and sim/*/README.md (or the files given after the repository root),
+and that README.md stays within README_MAX_BYTES when run on the whole tree:
 each Markdown link or image `[text](target)` and reference definition `[id]: target` whose target
 is not a URL (http:, https:, mailto:) must name an existing file or folder, relative to the page,
 and a `#anchor` (on its own or after a .md file) must be the GitHub-style slug of a heading of
@@ -123,6 +124,11 @@ def check(root, page):
     return problems
 
 
+# README.md is the front door (issue 15): what fleetsim answers, the commands, a worked example per
+# subcommand and links; the references live in docs/.
+README_MAX_BYTES = 15000
+
+
 def main(argv):
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         print(__doc__.strip(), file=sys.stderr)
@@ -142,6 +148,10 @@ def main(argv):
             continue
         links += sum(1 for _ in targets(page))
         problems += check(root, page)
+    readme = root / "README.md"
+    if len(argv) == 2 and readme.is_file() and readme.stat().st_size > README_MAX_BYTES:
+        problems.append(f"{readme}: {readme.stat().st_size} bytes; the front door stays within "
+                        f"{README_MAX_BYTES} (references belong in docs/)")
     for p in problems:
         print(p)
     if problems:
