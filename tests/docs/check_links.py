@@ -155,7 +155,7 @@ def main(argv):
     for p in problems:
         print(p)
     if problems:
-        print(f"check_links.py: {len(problems)} broken link(s) in {len(pages)} page(s)", file=sys.stderr)
+        print(f"check_links.py: {len(problems)} problem(s) in {len(pages)} page(s)", file=sys.stderr)
         return 1
     print(f"check_links.py: {links} links in {len(pages)} pages, all resolve")
     return 0
