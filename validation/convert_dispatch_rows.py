@@ -47,6 +47,10 @@ SOURCE_FACTS = {
     # internode normal and low-latency tests --num-experts=288 (bench/test_*.py commands).
     (UCCL, "intranode"): {"experts": 256},
     (UCCL, "internode"): {"experts": 288},
+    # The normal-mode tests give the kernels 24 SMs on CUDA (bench/test_intranode.py
+    # `num_sms = 24 if torch.version.cuda else 64`, bench/test_internode.py `num_sms = 24`; the
+    # same at the commits that wrote the p5en and p6-b200 tables, bd7e82a6 and b9ef2050).
+    (UCCL, "normal"): {"sms": 24},
 }
 
 # Rows whose hardware cell contradicts their source, with the source's own statement. UCCL-EP
@@ -157,8 +161,13 @@ def uccl_ep(row, notes):
         placement = "rdma"
     out["knobs"] = ["api=torch", "routing=uniform", "experts_from=README benchmark command",
                     "path=" + placement]
-    if out["mode"] == "low_latency":
-        out["knobs"].append("nvlink=false")
+    if out["mode"] == "normal":
+        out["knobs"].append("sms=%d" % SOURCE_FACTS[(UCCL, "normal")]["sms"])
+        out["knobs"].append("sms_from=bench/test_*.py")
+    # Low latency: "pure RDMA" means no NVLink forwarding, not RDMA inside a node. The kernel
+    # copies an intra-node pair through CUDA IPC (src/internode_ll.cu, get_ipc_p2p_ptr) and the
+    # proxy aborts on an intra-node command (src/proxy.cpp "Intra-node command!"), at the
+    # tables' commits as at the pinned one, so these rows keep NVLink (no nvlink=false).
     return out
 
 

@@ -21,28 +21,28 @@ const std::map<DispatchLibrary, DispatchParams>& table() {
   static const std::map<DispatchLibrary, DispatchParams> k = [] {
     std::map<DispatchLibrary, DispatchParams> t;
     DispatchParams deepep;
-    deepep.c_tok_us = 0.2101;
-    deepep.r_sm_gbps = 31.78;
-    deepep.f_combine = 1.19;
-    deepep.eta_nvl = 0.6698;
+    deepep.c_tok_us = 0.2367;
+    deepep.r_sm_gbps = 34.64;
+    deepep.f_combine = 1.213;
+    deepep.eta_nvl = 0.6717;
     deepep.default_sms = 20;  // DeepEP Buffer.num_sms default (deep_ep/buffer.py)
     deepep.stage = true;
-    deepep.fixed_dispatch = deepep.fixed_combine = Time::from_us(7.003);
+    deepep.fixed_dispatch = deepep.fixed_combine = Time::from_us(4.263);
     t[DispatchLibrary::kDeepEp] = deepep;
     t[DispatchLibrary::kUcclEp] = deepep;  // UCCL-EP runs DeepEP's kernels (ep/README.md)
     DispatchParams hybrid;
-    hybrid.c_tok_us = 0.2416;
-    hybrid.r_sm_gbps = 174.2;
-    hybrid.f_combine = 0.6668;
-    hybrid.eta_nvl = 0.6885;
-    hybrid.c_rdma_us = 0.4596;
-    hybrid.r_rdma_gbps = 19.94;
+    hybrid.c_tok_us = 0.2377;
+    hybrid.r_sm_gbps = 167.6;
+    hybrid.f_combine = 1.028;
+    hybrid.eta_nvl = 0.6857;
+    hybrid.c_rdma_us = 0.4724;
+    hybrid.r_rdma_gbps = 20.41;
     hybrid.default_sms = 16;  // the SM count of every HybridEP table but H100's 4 / 8
     hybrid.api_copy = true;   // README_Hybrid-EP.md: "Torch API (kernel + d2d copy + misc)"
-    hybrid.fixed_dispatch = hybrid.fixed_combine = Time::from_us(7.003);
+    hybrid.fixed_dispatch = hybrid.fixed_combine = Time::from_us(4.263);
     t[DispatchLibrary::kHybridEp] = hybrid;
     DispatchParams one_sided;
-    one_sided.eta_nvl = 0.7773;
+    one_sided.eta_nvl = 0.7782;
     // TensorRT-LLM blog 18: dispatch ~18 us and combine ~31 us from 1 to 32 tokens per rank.
     one_sided.fixed_dispatch = Time::from_us(18.0);
     one_sided.fixed_combine = Time::from_us(31.0);
@@ -115,12 +115,12 @@ const DispatchParams& dispatch_params(DispatchLibrary l) {
 const DispatchGlobals& dispatch_globals() {
   static const DispatchGlobals g = [] {
     DispatchGlobals x;
-    x.eta_net = 0.8415;
-    x.rho_stage = 1.118;
-    x.api_wait = Time::from_us(104.6);
-    x.api_wait_deepep = Time::from_us(54.82);
-    x.ll_fixed = Time::from_us(30.99);
-    x.ll_message = Time::from_us(0.1887);
+    x.eta_net = 0.8402;
+    x.rho_stage = 1.114;
+    x.api_wait = Time::from_us(122.5);
+    x.api_wait_deepep = Time::from_us(54.56);
+    x.ll_message = Time::from_us(0.07316);
+    x.ll_peer = Time::from_us(12.24);
     return x;
   }();
   return g;
@@ -244,11 +244,15 @@ DispatchPlan plan_dispatch(const Topology& topo, const CollectiveParams& params,
   const double nic = nic_bytes_per_second(topo);
   const bool combine = c.op == DispatchOp::kCombine;
   if (c.mode == DispatchMode::kLowLatency && !nccl) {
-    // Every pair a message; through the NIC unless NVLink may carry the domain's own pairs.
+    // Every pair a message; through the NIC unless NVLink may carry the domain's own pairs
+    // (then they are copies on the flow network below). Each RDMA message costs its bytes and
+    // c_msg, each remote destination rank ll_peer.
     const double via_nic = c.nvlink ? n.pairs * (c.ranks - per_domain) / c.ranks : n.pairs;
-    const double remote = n.pairs * (c.ranks - 1) / static_cast<double>(c.ranks);
-    p.low_latency = g.ll_fixed + Time::from_seconds(via_nic * n.copy_bytes / (nic * g.eta_net)) +
-                    Time::from_seconds(g.ll_message.seconds() * remote);
+    const int peers = c.nvlink ? c.ranks - per_domain : c.ranks - 1;
+    p.low_latency = (combine ? lp.fixed_combine : lp.fixed_dispatch) +
+                    Time::from_seconds(via_nic * n.copy_bytes / (nic * g.eta_net)) +
+                    Time::from_seconds(g.ll_message.seconds() * via_nic) +
+                    Time::from_seconds(g.ll_peer.seconds() * peers);
     if (!c.nvlink) return p;  // nothing on NVLink
     for (size_t i = 0; i < m.bytes.size(); ++i)
       for (size_t j = 0; j < m.bytes.size(); ++j)

@@ -26,7 +26,12 @@
 //   included (DeepEP's tests count them so), at ρ_stage × the GPU's NIC rate;
 // t_api (api=torch): the framework-side wait for the receive counts, and HybridEP's copy of the
 //   received tokens out of its buffer (2 × bytes at HBM bandwidth).
-// Low-latency calls: t = t_ll + pairs·bytes / (NIC rate·η_net) + remote pairs·c_msg.
+// Low-latency calls: t = t_fixed + m·(bytes / (NIC rate·η_net) + c_msg) + P·c_peer, m the
+//   token–expert pairs sent through the NIC (to other domains; all of them with nvlink=false:
+//   inside a domain the kernels copy through NVLink, UCCL-EP by CUDA IPC), P the remote
+//   destination ranks (ranks outside the sender's domain). c_peer is the rows' own form, not
+//   read from the libraries' source: in UCCL-EP's EFA rows a rank's RDMA messages grow
+//   512 → 683 → 768 from EP 16 to 24 to 32 while the call grows 1.7–2.0× from EP 16 to 24.
 // The parameters are global (the same for every model and system): calibration/fit_dispatch.py
 // fits them on validation/dispatch-benchmarks.csv and prints this table.
 #pragma once
@@ -85,8 +90,8 @@ struct DispatchGlobals {
   double rho_stage = 1;  // deepep / uccl-ep RDMA stage rate over the NIC rate
   Time api_wait;         // torch API: wait for the receive counts
   Time api_wait_deepep;  // the same in DeepEP's API (no buffer copy)
-  Time ll_fixed;         // low-latency call floor
-  Time ll_message;       // per remote message (low latency)
+  Time ll_message;       // per RDMA message (low latency)
+  Time ll_peer;          // per remote destination rank (low latency)
 };
 const DispatchGlobals& dispatch_globals();
 

@@ -122,16 +122,56 @@ TEST_CASE("dispatch: the low-latency floor") {
   for (int i = 0; i < 16; ++i)
     gpus[i] = i;
   const DispatchGlobals& g = dispatch_globals();
-  // One token: 8 messages of 7408 B through the 400 Gb/s NIC, 8·15/16 of them remote.
+  const DispatchParams& lp = dispatch_params(DispatchLibrary::kUcclEp);
+  // nvlink=false: one token is 8 messages of 7408 B, all through the 400 Gb/s NIC, to 15 peers.
   c.tokens_per_rank = 1;
-  const double one =
-      g.ll_fixed.us() + 8 * 7408 / (50e9 * g.eta_net) * 1e6 + 8 * 15.0 / 16.0 * g.ll_message.us();
+  const double floor = lp.fixed_dispatch.us() + 15 * g.ll_peer.us();
+  const double per_token = 8 * (7408 / (50e9 * g.eta_net) * 1e6 + g.ll_message.us());
   const Time t1 = simulate_dispatch(topo, params, c, gpus, 1).time;
-  CHECK(t1.us() == Approx(one).epsilon(1e-6));
-  CHECK(t1.us() - g.ll_fixed.us() < 3.0);  // the floor: one token costs < 3 us over t_ll
+  CHECK(t1.us() == Approx(floor + per_token).epsilon(1e-6));
+  CHECK(per_token < 3.0);  // the floor: one token costs < 3 us over t_fixed + the peers
   c.tokens_per_rank = 128;
   const Time t128 = simulate_dispatch(topo, params, c, gpus, 1).time;
-  CHECK(t128.us() == Approx(g.ll_fixed.us() + 128 * (one - g.ll_fixed.us())).epsilon(1e-6));
+  CHECK(t128.us() == Approx(floor + 128 * per_token).epsilon(1e-6));
+}
+
+// UCCL-EP low-latency FP8 dispatch, EP16 on two p6-b200 (one 400 Gb/s EFA NIC per B200), the
+// README's DeepSeek-V3 inference setting: 128 tokens, hidden 7168, top-8 of 288 experts. Pairs
+// inside the node go through CUDA IPC (NVLink), the other node's through the NIC.
+TEST_CASE("dispatch: a low-latency EFA call worked by hand (UCCL-EP EP16 on p6-b200)") {
+  const SystemSpec s = load_system("p6-b200.48xlarge", FLEETSIM_SOURCE_DIR);
+  const Topology topo(s, s.fabric, 2);
+  const CollectiveParams params = load_collective_params(s, FLEETSIM_SOURCE_DIR);
+  DispatchCall c;
+  c.library = DispatchLibrary::kUcclEp;
+  c.mode = DispatchMode::kLowLatency;
+  c.fp8 = true;
+  c.ranks = 16;
+  c.tokens_per_rank = 128;
+  c.hidden = 7168;
+  c.top_k = 8;
+  c.experts = 288;
+  std::vector<int> gpus(16);
+  for (int i = 0; i < 16; ++i)
+    gpus[i] = i;
+  const DispatchGlobals& g = dispatch_globals();
+  const double fixed = dispatch_params(DispatchLibrary::kUcclEp).fixed_dispatch.us();
+  // 128 · 8 = 1024 pairs, 8 of 16 ranks in the other node: 512 RDMA messages of 7408 B
+  // (7168 + 224 scale bytes + 16 header) to 8 remote ranks.
+  const double m = 512, bytes = 512 * 7408.0;
+  const double t =
+      fixed + bytes / (50e9 * g.eta_net) * 1e6 + m * g.ll_message.us() + 8 * g.ll_peer.us();
+  const DispatchResult r = simulate_dispatch(topo, params, c, gpus, 1);
+  // The 512 intra-node pairs (3.8 MB) over 900 GB/s NVLink take ~6 us: the RDMA side decides.
+  CHECK(r.flow.us() < 0.1 * t);
+  CHECK(r.time.us() == Approx(t).epsilon(1e-6));
+  // The same call with nvlink=false sends all 1024 pairs to 15 peers through the NIC.
+  c.nvlink = false;
+  const double t_nic = fixed + 2 * bytes / (50e9 * g.eta_net) * 1e6 + 2 * m * g.ll_message.us() +
+                       15 * g.ll_peer.us();
+  CHECK(simulate_dispatch(topo, params, c, gpus, 1).time.us() == Approx(t_nic).epsilon(1e-6));
+  // The measurement (UCCL-EP README, p6-b200, EP16 low-latency dispatch): 228 us.
+  CHECK(std::fabs(r.time.us() / 228.0 - 1) < 0.10);
 }
 
 // UCCL-EP normal FP8 dispatch, EP16 on two p5en (8 × H200, 16 × 200 Gb/s EFA: two NICs per
@@ -160,8 +200,9 @@ TEST_CASE("dispatch: an EFA call worked by hand (UCCL-EP EP16 on p5en)") {
   const double node_copies = 2 * 4096 * p_domain, recv = 16 * 4096 * p_rank;
   // RDMA stage: every node copy, own node included, at ρ · 2 × 25 GB/s.
   const double stage = node_copies * copy / (50e9 * g.rho_stage) * 1e6;
-  // SMs: 20 (DeepEP's default), c_tok + bytes / r_sm per received copy.
-  const double sm = recv * (lp.c_tok_us * 1e-6 + copy / (lp.r_sm_gbps * 1e9)) / 20 * 1e6;
+  // SMs: 24 (the benchmark's num_sms), c_tok + bytes / r_sm per received copy.
+  c.sms = 24;
+  const double sm = recv * (lp.c_tok_us * 1e-6 + copy / (lp.r_sm_gbps * 1e9)) / 24 * 1e6;
   // Network: the remote node copy over both NICs of the GPU (SRD sprays over them), at the
   // fabric's 0.97 protocol efficiency and η_net; NVLink: 7 own-domain peers plus the forwarded
   // copies of the other node's 8 senders, 14 × 4096 × p_rank copies in and out, at η_nvl.

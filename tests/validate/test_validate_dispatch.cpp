@@ -108,10 +108,11 @@ TEST_CASE("validate dispatch: the committed rows, MAPE per library") {
     REQUIRE(r.mape_by_group.count(g) == 1);
     CHECK(r.mape_by_group.at(g).first <= 20.0);
   }
-  // EFA (UCCL-EP on p5en and p6-b200), listed separately; p5en's combine is the known outlier.
+  // EFA (UCCL-EP on p5en and p6-b200), listed separately; p5en's normal combine at EP 16-32 is
+  // the known outlier (out of the fit, in these figures).
   for (const char* g : {"uccl-ep time_us EFA", "uccl-ep bandwidth_gbps EFA"}) {
     INFO(g);
     REQUIRE(r.mape_by_group.count(g) == 1);
-    CHECK(r.mape_by_group.at(g).first <= 25.0);
+    CHECK(r.mape_by_group.at(g).first <= 20.0);
   }
 }
