@@ -33,10 +33,11 @@
 // brought back needs them on the GPU (counted with the working memory).
 // Working memory at the peak (transient, on top of the held activations): the backward of one
 // layer allocates the gradients of its MLP / MoE block's saved tensors before it frees them
-// (the same bytes as those tensors), plus a full-recompute layer's rebuilt activations; without
-// --moe-permute-fusion the unpermute's probability-weighted copy; on the last stage the loss:
-// the logits of one micro-batch, 2 B each, plus the fp32 softmax (4 B) with Megatron's native
-// cross entropy (MTP depths keep theirs until backward).
+// (the same bytes as those tensors), plus a full-recompute layer's rebuilt activations; on the
+// last stage the loss: the logits of one micro-batch, 2 B each, plus the fp32 softmax (4 B)
+// with Megatron's native cross entropy (MTP depths keep theirs until backward). Without
+// --moe-permute-fusion and with the probabilities applied in the unpermute (moe_probs_in_unpermute,
+// Megatron-Core <= 0.12), the unpermute's probability-weighted copy.
 //
 // Communication buffers (assumption): with TP + SP, the all-gathered input of the current GEMM
 // (2·(s/cp)·b·h), double-buffered for overlap; with EP, all-to-all dispatch and combine buffers
@@ -312,7 +313,7 @@ MemoryBreakdown estimate_memory_stage(const ModelSpec& m, const ParallelConfig& 
     }
     loss = (o.cross_entropy == CrossEntropyImpl::kTe ? 2 : 6) * logits;
   }
-  if (!o.moe_permute_fusion && is_moe(m)) {
+  if (!o.moe_permute_fusion && o.moe_probs_in_unpermute && is_moe(m)) {
     working += static_cast<int64_t>(m.moe.top_k * o.moe_token_factor *
                                     static_cast<double>(2 * h * s * b / p.tp));
   }

@@ -93,9 +93,19 @@ struct MemoryOptions {
   // or a capacity factor of 1 with padding (buffers padded to capacity); a capacity factor c
   // with --moe-pad-expert-input-to-capacity = c; dropless routing's worst case = its max load.
   double moe_token_factor = 1.0;
-  // --moe-permute-fusion: Transformer Engine's fused permute / unpermute, which multiplies the
-  // routing probabilities inside the kernel. Without it, the unpermute first materialises the
-  // probability-weighted expert outputs (one more 2h copy per routed token, transient).
+  // Where the routing probabilities multiply the expert outputs. false (Megatron-Core >= 0.13,
+  // megatron/core/transformer/moe/experts.py TEGroupedMLP.forward: bias_act_func /
+  // weighted_bias_swiglu_impl / weighted_squared_relu_impl): inside the experts' activation,
+  // between fc1 and fc2; the activation saves the fp32 probability of each routed copy (4 B)
+  // and the unpermute (token_dispatcher.py combine_postprocess: unpermute(...) without probs)
+  // saves only its index map, so the expert (fc2) output is not kept. true (Megatron-Core <=
+  // 0.12): the unpermute multiplies by the probabilities and keeps the expert output (2h per
+  // routed copy) for their gradient.
+  bool moe_probs_in_unpermute = false;
+  // --moe-permute-fusion: Transformer Engine's fused permute / unpermute. With the
+  // probabilities applied in the unpermute (moe_probs_in_unpermute), the unfused path first
+  // materialises the probability-weighted expert outputs (one more 2h copy per routed token,
+  // transient); without them both paths only scatter.
   bool moe_permute_fusion = true;
 
   // --- Allocator and device ---

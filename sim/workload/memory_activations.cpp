@@ -15,8 +15,11 @@
 //   mlp        fc1 output kept by the activation (2·ffn, gated 2·2ffn) + the activation's
 //              output, input of fc2 (g·ffn)
 //   moe        per routed token copy: permuted input g·h + fc1 output + activation output +
-//              2h expert output (kept by the unpermute for the probabilities' gradient);
-//              + shared experts' mlp term + 4·E router logits (fp32)
+//              the fp32 routing probability (4 B) the weighted activation keeps (Megatron-Core
+//              >= 0.13 applies the probabilities between fc1 and fc2), or, with
+//              moe_probs_in_unpermute (Megatron-Core <= 0.12), the 2h expert output kept by the
+//              unpermute for the probabilities' gradient; + shared experts' mlp term + 4·E
+//              router logits (fp32)
 //   masks      h after attention and h after the MLP, with dropout
 // g = bytes per element of a saved GEMM input: 2 in bf16; with FP8 recipes Transformer Engine's
 // Linear / GroupedLinear save the quantized input they need for the weight gradient (te
@@ -121,10 +124,12 @@ int64_t ffn_32nds(const ModelSpec& m, const ParallelConfig& p, const MemoryOptio
   if (moe) {
     const int64_t f = m.moe.expert_ffn;
     // One routed copy: permuted input, fc1 output, activation output (recomputed with
-    // moe_act), expert output kept for the combine.
+    // moe_act), and the probability kept by the weighted activation or (older Megatron-Core)
+    // the expert output kept by the unpermute.
+    const int64_t probs_term = o.moe_probs_in_unpermute ? 64 * h : 32 * 4;
     const int64_t copy = (off(kOffloadExpertFc1) ? 0 : g32 * h) +
                          (off(kOffloadMoeAct) ? 0 : fc1_out * f) +
-                         (recomputed(kRecomputeMoeAct) ? 0 : g32 * f) + 64 * h;
+                         (recomputed(kRecomputeMoeAct) ? 0 : g32 * f) + probs_term;
     const int64_t copies_x1000 =
         static_cast<int64_t>(static_cast<double>(m.moe.top_k) * o.moe_token_factor * 1000 + 0.5);
     split += copy * copies_x1000 / 1000 +

@@ -395,8 +395,9 @@ TEST_CASE("activation offloading and the loss implementation") {
 
 TEST_CASE("MoE: token factor, permute fusion, expert activations") {
   // Mixtral 8x7B, one MoE layer, tp 1: per routed copy 2h (input) + 4·ffn (fc1 output,
-  // gated) + 2·ffn (activation output) + 2h (expert output) = 4 · 4096 + 6 · 14336 =
-  // 102,400 B; top-2.
+  // gated) + 2·ffn (activation output) + 4 (the fp32 routing probability the weighted
+  // activation keeps: Megatron-Core >= 0.13 applies the probabilities between fc1 and fc2) =
+  // 2 · 4096 + 6 · 14336 + 4 = 94,212 B; top-2.
   const ModelSpec m = zoo("mixtral-8x7b");
   ParallelConfig p;
   p.seq_len = 4096;
@@ -405,23 +406,34 @@ TEST_CASE("MoE: token factor, permute fusion, expert activations") {
   p.ep = 8;
   MemoryOptions o;
   const int64_t one = layer_activation_bytes(m, 0, p, o, Recompute::kNone);
-  // The busiest EP rank receiving 1.5× the balanced copies (capacity factor 1.5, padded).
+  // The busiest EP rank receiving 1.5× the balanced copies (capacity factor 1.5, padded):
+  // 0.5 · 2 = 1 more copy per token.
   o.moe_token_factor = 1.5;
-  CHECK(layer_activation_bytes(m, 0, p, o, Recompute::kNone) - one == 102'400LL * 4096);
+  CHECK(layer_activation_bytes(m, 0, p, o, Recompute::kNone) - one == 94'212LL * 4096);
+  // Megatron-Core <= 0.12 (probabilities applied in the unpermute): the unpermute keeps the
+  // 2h expert output instead of the 4 B probability: 2 copies · (2 · 4096 − 4) more per token.
+  o.moe_token_factor = 1.0;
+  o.moe_probs_in_unpermute = true;
+  CHECK(layer_activation_bytes(m, 0, p, o, Recompute::kNone) - one == 2LL * (8192 - 4) * 4096);
+  o.moe_probs_in_unpermute = false;
   // moe_act recompute drops the activation output of each copy: 2 copies · 2 B · 14336 per
   // token (core attention, not in the list, stays stored).
-  o.moe_token_factor = 1.0;
   p.recompute = Recompute::kSelective;
   p.recompute_modules = kRecomputeMoeAct;
   CHECK(one - layer_activation_bytes(m, 0, p, o, Recompute::kSelective) == 2LL * 2 * 14336 * 4096);
-  // Without moe_permute_fusion the unpermute's weighted copy (top_k · 2h per token) adds to
-  // the working memory.
+  // Without moe_permute_fusion and with the probabilities applied in the unpermute, its
+  // weighted copy (top_k · 2h per token) adds to the working memory; with them applied in the
+  // activation, both unpermutes only scatter.
   p.recompute = Recompute::kNone;
   const MemoryBreakdown fused = estimate_memory(m, p, 1LL << 40, o);
   o.moe_permute_fusion = false;
+  CHECK(estimate_memory(m, p, 1LL << 40, o).working == fused.working);
+  o.moe_probs_in_unpermute = true;
   const MemoryBreakdown unfused = estimate_memory(m, p, 1LL << 40, o);
-  if (!fused.peak_in_loss && !unfused.peak_in_loss) {
-    CHECK(unfused.working - fused.working == 2LL * 2 * 4096 * 4096);
+  o.moe_permute_fusion = true;
+  const MemoryBreakdown fused_old = estimate_memory(m, p, 1LL << 40, o);
+  if (!fused_old.peak_in_loss && !unfused.peak_in_loss) {
+    CHECK(unfused.working - fused_old.working == 2LL * 2 * 4096 * 4096);
   }
   // Expert-dp sharding of the optimizer over dp · tp · cp / (ep · etp) = 1: whole.
   CHECK(fused.optimizer == 8 * ((fused.params_on_rank - fused.expert_params_on_rank) / 8 +
