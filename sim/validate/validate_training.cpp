@@ -94,6 +94,23 @@ RowOutcome parse_config(const std::map<std::string, std::string>& f, const Train
   static const std::regex fsdp_re(R"(FSDP=(\d+))");
   std::smatch m;
   const std::string notes = get(f, "notes");
+  // Gradient accumulation stated per variant (GA=N in the notes: the 25.07 / 25.09 tables give
+  // GA, TP, PP, VP, FSDP as "primary (parenthesised)" but one MBS cell per model). Where
+  // gbs != dp · mbs · GA, that MBS belongs to the other variant, and this one's micro-batch is
+  // gbs / (dp · GA) (e.g. Llama 3 70B, 25.09: GBS 128, MBS 2, FSDP 64 (0), TP 1 (2), PP 1 (4),
+  // GA 1 (16): the parenthesised variant runs MBS 128 / (8 · 16) = 1).
+  static const std::regex ga_re(R"((^|[ ;])GA=(\d{1,6}))");
+  if (std::regex_search(notes, m, ga_re)) {
+    const int64_t ga = std::stoll(m[2].str());
+    const int64_t per_mb = int64_t{p->dp} * ga;
+    if (ga >= 1 && int64_t{p->dp} * p->micro_batch * ga != p->global_batch &&
+        p->global_batch % per_mb == 0) {
+      p->micro_batch = static_cast<int>(p->global_batch / per_mb);
+      v->notes += std::string(v->notes.empty() ? "" : "; ") + "mbs " +
+                  std::to_string(p->micro_batch) + " = gbs / (dp · GA " + m[2].str() +
+                  "): the row's MBS cell belongs to the other variant";
+    }
+  }
   if (std::regex_search(notes, m, fsdp_re) &&
       m[1].str().find_first_not_of('0') != std::string::npos)
     p->fsdp = true;

@@ -76,3 +76,23 @@ TEST_CASE("Blackwell Ultra performance-summary rows run on the DGX B300 and GB30
   CHECK(r.rows[1].system == "dgx-gb300-nvl72");
   CHECK(r.rows[2].skipped);  // no topology: skipped with the reason, not guessed
 }
+
+TEST_CASE("a row's GA decides its micro-batch where the MBS cell belongs to the other variant") {
+  const std::string path = "/tmp/fleetsim_test_validate_ga.csv";
+  {
+    std::ofstream f(path);
+    f << kHeader;
+    // 8 GPUs, tp = pp = 1: dp 8. GBS 128 with GA 16 is 128 / (8 · 16) = 1 sample per
+    // micro-batch, whatever the MBS cell says; GA 8 agrees with MBS 2 and changes nothing.
+    f << row("DGX-H100", "FP8", 2, "13000", "GA=16; primary (non-parenthesised) value");
+    f << row("DGX-H100", "FP8", 2, "13000", "GA=8; primary (non-parenthesised) value");
+    f << row("DGX-H100", "FP8", 2, "13000", "primary (non-parenthesised) value");
+  }
+  const ValidationReport r = validate_reference(path, kDir);
+  std::remove(path.c_str());
+  REQUIRE(r.rows.size() == 3);
+  CHECK(r.rows[0].config.find(" mbs1 ") != std::string::npos);
+  CHECK(r.rows[0].notes.find("mbs 1 = gbs / (dp · GA 16)") != std::string::npos);
+  CHECK(r.rows[1].config.find(" mbs2 ") != std::string::npos);
+  CHECK(r.rows[2].config.find(" mbs2 ") != std::string::npos);
+}
