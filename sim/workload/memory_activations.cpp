@@ -7,6 +7,11 @@
 //   attn_in    g·h   input of the q/k/v projections (norm output)
 //   q, k       2·(heads·dqk) + 2·(kv_heads·dqk)  (MLA: + 2·(q_lora + kv_lora + rope) latents)
 //   v          2·(kv_heads·dv)                   (MLA: 2·(heads·dv), V is up-projected)
+//   qk_norm    per-head RMSNorm on q and k (Qwen3): the norms keep their inputs, q and k
+//              before the norm (2·(heads + kv_heads)·dqk), and an fp32 1/rms per head
+//              (4·(heads + kv_heads)); Megatron-Core's SelfAttention.get_query_key_value_tensors
+//              applies q_layernorm / k_layernorm to the split projection output, so the normed
+//              q and k that reach the attention kernel are new tensors beside them
 //   core       unfused: softmax output 2·a·s, + dropout mask a·s and dropout output 2·a·s with
 //              dropout (5as); flash: log-sum-exp 4·a
 //   o          2·(heads·dv)  the attention output (kept by flash attention and, in bf16, also
@@ -90,10 +95,12 @@ int64_t attention_32nds(const ModelSpec& m, const ParallelConfig& p, const Memor
     // v are rebuilt from the latents.
     split += 64 * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim);
     if (!recomputed(kRecomputeMlaUpProj) && !core_off) split += 64 * (2 * qk + o_width);
-  } else if (!core_off) {
+  } else {
     const int64_t qw = int64_t{a.heads} * a.head_dim;
     const int64_t kvw = int64_t{a.kv_heads} * a.head_dim;
-    split += 64 * (qw + kvw) + 64 * kvw;
+    if (!core_off) split += 64 * (qw + kvw) + 64 * kvw;
+    // QK-norm: the norms' inputs (q and k before the norm) and their fp32 1/rms per head.
+    if (a.qk_norm) split += 64 * (qw + kvw) + 32 * 4 * (int64_t{a.heads} + a.kv_heads);
   }
   // The attention output: kept by the attention kernel, and (the same tensor in bf16, an FP8
   // copy otherwise) by the output projection.

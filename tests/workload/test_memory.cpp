@@ -580,3 +580,20 @@ TEST_CASE("non-TN FP8 GEMMs (Blackwell): per-tensor FP8 weights kept once") {
   CHECK_FALSE(gpu_non_tn_fp8_gemm("H100"));
   CHECK_FALSE(gpu_non_tn_fp8_gemm("H200"));
 }
+
+TEST_CASE("QK-norm keeps the normed inputs of q and k") {
+  // Qwen3-30B-A3B: 32 heads, 4 KV heads, head_dim 128. The per-head RMSNorms keep q and k
+  // before the norm, 2 · (32 + 4) · 128 = 9216 B per token, and an fp32 1/rms per head,
+  // 4 · 36 = 144 B; bf16, tp 1, 4096 tokens.
+  ModelSpec m = zoo("qwen3-30b-a3b");
+  REQUIRE(m.attention.qk_norm);
+  ParallelConfig p;
+  p.seq_len = 4096;
+  p.global_batch = 8;
+  p.dp = 8;
+  p.ep = 8;
+  const MemoryOptions o;
+  const int64_t with = layer_activation_bytes(m, 0, p, o, Recompute::kNone);
+  m.attention.qk_norm = false;
+  CHECK(with - layer_activation_bytes(m, 0, p, o, Recompute::kNone) == (9216LL + 144) * 4096);
+}
