@@ -1,8 +1,8 @@
 // `fleetsim run --compare-trace TRACE.json`: fleetsim's step breakdown beside a PyTorch profiler
 // trace's (sim/trace, trace_step_breakdown): compute, communication, host and idle time per
 // stream of the trace, per profiler step, next to the critical rank's compute, exposed
-// communication, bubble and optimizer time. fleetsim's host cost per kernel (kernel_gap) is part
-// of its compute; the trace's host time is the GPU waiting for launches.
+// communication, bubble and optimizer time. fleetsim's host_exposed and the trace's host time
+// are both the GPU waiting for launches.
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -33,11 +33,11 @@ void print_trace_comparison(const StepResult& r, const std::string& trace_path) 
   std::printf("\n");
   line("compute (+ optimizer)", b.compute + b.optimizer, &TraceStreamTime::compute_us);
   line("communication (exposed)", comm, &TraceStreamTime::comm_us);
-  line("host (GPU waits launches)", 0.0, &TraceStreamTime::host_us);
+  line("host (GPU waits launches)", b.host_exposed, &TraceStreamTime::host_us);
   line("idle (bubble, waits)", b.bubble, &TraceStreamTime::idle_us);
   std::printf(
-      "  (fleetsim: critical rank, communication only where exposed, kernel_gap inside "
-      "compute; trace: kernel time per stream, NCCL kernels as communication)\n");
+      "  (fleetsim: critical rank, communication only where exposed, host = GPU idle waiting "
+      "for launches; trace: kernel time per stream, NCCL kernels as communication)\n");
   if (t.streams.size() > n)
     std::printf("  (%zu more streams in the trace)\n", t.streams.size() - n);
 }

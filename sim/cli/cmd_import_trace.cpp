@@ -39,7 +39,9 @@ int cmd_calibrate_import_trace(const ImportTraceCli& o) {
   const std::string date = o.date.empty() ? file_date(o.file) : o.date;
   const std::string csv = trace_calibration_csv(t, date);
   const FrameworkOptions fw = load_framework_defaults(default_data_dir());
-  std::fputs(trace_import_summary(t, fw.kernel_gap.us()).c_str(), stdout);
+  const auto x86 = fw.host_by_cpu.find("x86");
+  const HostCosts host = x86 != fw.host_by_cpu.end() ? x86->second : HostCosts{};
+  std::fputs(trace_import_summary(t, host.op.us(), host.launch.us()).c_str(), stdout);
   const bool any = std::any_of(t.groups.begin(), t.groups.end(),
                                [](const TraceKernelGroup& g) { return g.written; });
   if (!any)

@@ -31,6 +31,29 @@ std::optional<RunOutcome> run_level(const Scenario& s, const StudyCluster& clust
   return out;
 }
 
+// The critical rank's step split into its parts (the text report).
+void print_breakdown(const StepResult& r) {
+  const TimeBreakdown& b = r.breakdown;
+  auto row = [&](const char* name, double v) {
+    std::printf("  %-22s %9.3f s %6.1f %%\n", name, v,
+                r.step_time_s > 0 ? v / r.step_time_s * 100 : 0);
+  };
+  std::printf("breakdown (critical rank):\n");
+  row("compute", b.compute);
+  row("TP exposed", b.tp_exposed);
+  row("CP exposed", b.cp_exposed);
+  row("EP exposed", b.ep_exposed);
+  row("PP transfers", b.pp_exposed);
+  row("pipeline bubble", b.bubble);
+  row("DP exposed", b.dp_exposed);
+  row("optimizer", b.optimizer);
+  row("host exposed", b.host_exposed);
+  std::printf("  (closed-form bubble fraction (pp-1)/(vp·m) = %.3f)\n",
+              r.bubble_fraction_closed_form);
+  std::printf("  (launch-bound: the GPU waits for the host %.1f %% of the step)\n\n",
+              r.launch_bound_fraction * 100);
+}
+
 int cmd_run_training(const Scenario& s, const StudyCluster& cluster, const std::string& out_dir,
                      const RunOutputs& o) {
   const std::string& trace_path = o.trace_path;
@@ -54,22 +77,7 @@ int cmd_run_training(const Scenario& s, const StudyCluster& cluster, const std::
   std::printf("model TFLOP/s/GPU  %10.1f\n", r.model_tflops_per_gpu);
   std::printf("MFU                %10.1f %% of %.0f dense BF16 TFLOP/s\n\n", r.mfu * 100,
               r.peak_tflops);
-  const TimeBreakdown& b = r.breakdown;
-  auto row = [&](const char* name, double v) {
-    std::printf("  %-22s %9.3f s %6.1f %%\n", name, v,
-                r.step_time_s > 0 ? v / r.step_time_s * 100 : 0);
-  };
-  std::printf("breakdown (critical rank):\n");
-  row("compute", b.compute);
-  row("TP exposed", b.tp_exposed);
-  row("CP exposed", b.cp_exposed);
-  row("EP exposed", b.ep_exposed);
-  row("PP transfers", b.pp_exposed);
-  row("pipeline bubble", b.bubble);
-  row("DP exposed", b.dp_exposed);
-  row("optimizer", b.optimizer);
-  std::printf("  (closed-form bubble fraction (pp-1)/(vp·m) = %.3f)\n\n",
-              r.bubble_fraction_closed_form);
+  print_breakdown(r);
   if (!o.compare_trace.empty()) print_trace_comparison(r, o.compare_trace);
   print_memory(r.memory);
   if (run.moe) print_moe(*run.moe, w.par.ep);

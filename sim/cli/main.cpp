@@ -125,8 +125,6 @@ Command add_validate(CLI::App& app, ValidateCli& o) {
                   "Progress on stderr (rows compared): auto (a bar on a terminal after 2 s, else "
                   "none), bar, lines (every 10 s), none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
-  val->add_option("--kernel-gap-us", o.options.kernel_gap_us,
-                  "Override calibration/framework.json's kernel gap (fitting only)");
   val->add_option("--kernel-efficiency", o.options.kernel_efficiency,
                   "Override calibration/framework.json's kernel efficiency (fitting only)")
       ->check(CLI::Range(0.05, 1.0));

@@ -89,10 +89,8 @@ std::string memory_report_json(const Source& scenario, const Limits& limits) {
   return memory_json(estimate_scenario_memory(s));
 }
 
-std::string validate_report_json(const std::string& csv_path, double kernel_gap_us,
-                                 double kernel_efficiency) {
+std::string validate_report_json(const std::string& csv_path, double kernel_efficiency) {
   ValidateOptions vo;
-  vo.kernel_gap_us = kernel_gap_us;
   vo.kernel_efficiency = kernel_efficiency;
   return validation_json(validate_reference(csv_path, default_data_dir(), vo));
 }

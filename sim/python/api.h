@@ -39,10 +39,9 @@ std::string run_report_json(const Source& scenario, std::optional<uint64_t> seed
 // `fleetsim memory --json` (training scenarios; no simulation).
 std::string memory_report_json(const Source& scenario, const Limits& limits);
 
-// `fleetsim validate --reference CSV --json`; kernel_gap_us / kernel_efficiency < 0 keep
-// calibration/framework.json's values.
-std::string validate_report_json(const std::string& csv_path, double kernel_gap_us,
-                                 double kernel_efficiency);
+// `fleetsim validate --reference CSV --json`; kernel_efficiency < 0 keeps
+// calibration/framework.json's value.
+std::string validate_report_json(const std::string& csv_path, double kernel_efficiency);
 
 // A sweep's points simulated on `threads` threads (>= 1), nothing written to disk: a JSON object
 // {"name", "combinations", "columns": [axis pointers], "skipped": [{"count", "reason"}],

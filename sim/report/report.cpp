@@ -251,6 +251,7 @@ ojson use_obj(const StepResult& r) {
           {"gpu_busy_fraction_mean", fixed(r.gpu_busy_mean, 4)},
           {"gpu_busy_fraction_max", fixed(r.gpu_busy_max, 4)},
           {"gpu_useful_tflops_when_busy", fixed(r.gpu_useful_tflops, 2)},
+          {"launch_bound_fraction", fixed(r.launch_bound_fraction, 4)},
           {"top_links", links}};
 }
 
@@ -320,11 +321,15 @@ std::string training_report_json(const Scenario& s, const Topology& topo, const 
   j["mfu"] = fixed(r.mfu, 4);
   j["peak_bf16_tflops"] = fixed(r.peak_tflops, 1);
   const TimeBreakdown& b = r.breakdown;
-  j["breakdown_s"] = {
-      {"compute", fixed(b.compute, 6)},       {"tp_exposed", fixed(b.tp_exposed, 6)},
-      {"cp_exposed", fixed(b.cp_exposed, 6)}, {"ep_exposed", fixed(b.ep_exposed, 6)},
-      {"pp_exposed", fixed(b.pp_exposed, 6)}, {"dp_exposed", fixed(b.dp_exposed, 6)},
-      {"bubble", fixed(b.bubble, 6)},         {"optimizer", fixed(b.optimizer, 6)}};
+  j["breakdown_s"] = {{"compute", fixed(b.compute, 6)},
+                      {"tp_exposed", fixed(b.tp_exposed, 6)},
+                      {"cp_exposed", fixed(b.cp_exposed, 6)},
+                      {"ep_exposed", fixed(b.ep_exposed, 6)},
+                      {"pp_exposed", fixed(b.pp_exposed, 6)},
+                      {"dp_exposed", fixed(b.dp_exposed, 6)},
+                      {"bubble", fixed(b.bubble, 6)},
+                      {"optimizer", fixed(b.optimizer, 6)},
+                      {"host_exposed", fixed(b.host_exposed, 6)}};
   j["bubble_fraction_closed_form"] = fixed(r.bubble_fraction_closed_form, 4);
   ojson coll = ojson::object();
   for (const auto& [k, v] : r.collective_time_s)
@@ -348,7 +353,8 @@ std::string chrome_trace_json(const Scenario& s, const StepResult& r) {
   std::map<int, bool> named;
   char buf[512];
   auto tid = [](const char* stream) {
-    return std::string(stream) == "compute" ? 1 : std::string(stream) == "dp" ? 2 : 3;
+    const std::string st = stream;
+    return st == "compute" ? 1 : st == "dp" ? 2 : st == "pp" ? 3 : 4;
   };
   for (const TraceEvent& e : r.trace) {
     if (!named.count(e.rank)) {
@@ -359,7 +365,7 @@ std::string chrome_trace_json(const Scenario& s, const StepResult& r) {
                     first ? "" : ",\n", e.rank, e.rank, e.rank + e.tp - 1);
       out += buf;
       first = false;
-      for (const char* st : {"compute", "dp", "pp"}) {
+      for (const char* st : {"compute", "dp", "pp", "host"}) {
         std::snprintf(buf, sizeof buf,
                       ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\","
                       "\"args\":{\"name\":\"%s\"}}",

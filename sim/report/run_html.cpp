@@ -51,9 +51,9 @@ std::string breakdown_html(const StepResult& r) {
       "<h2>Step-time breakdown (critical rank)</h2>\n" +
       stacked_bars_svg("Step time " + fmt("%.3f s", r.step_time_s), {"critical rank"},
                        {"compute", "TP exposed", "CP exposed", "EP exposed", "PP transfers",
-                        "pipeline bubble", "DP exposed", "optimizer"},
+                        "pipeline bubble", "DP exposed", "optimizer", "host exposed"},
                        {{b.compute, b.tp_exposed, b.cp_exposed, b.ep_exposed, b.pp_exposed,
-                         b.bubble, b.dp_exposed, b.optimizer}});
+                         b.bubble, b.dp_exposed, b.optimizer, b.host_exposed}});
   body += "<p>Closed-form bubble fraction (pp − 1) / (vp · m) = " +
           fmt("%.3f", r.bubble_fraction_closed_form) + ".</p>\n";
   return body;
@@ -82,7 +82,8 @@ std::string use_html(const StepResult& r) {
       " of the step on the critical rank (min " + fmt("%.1f", r.gpu_busy_min * 100) + " / mean " +
       fmt("%.1f", r.gpu_busy_mean * 100) + " / max " + fmt("%.1f %%", r.gpu_busy_max * 100) +
       " over the simulated GPUs); useful rate while busy " + fmt("%.1f", r.gpu_useful_tflops) +
-      " model TFLOP/s.</p>\n";
+      " model TFLOP/s; launch-bound (the GPU waiting for the host) " +
+      fmt("%.1f %%", r.launch_bound_fraction * 100) + " of the step.</p>\n";
   std::vector<std::vector<std::string>> links;
   for (const LinkUse& l : r.top_links)
     links.push_back({l.name, fmt("%.1f %%", l.utilization * 100),

@@ -37,10 +37,10 @@ const std::vector<SwitchDef>& switch_defs() {
        true,
        {"core_attn", "mlp", "mla_up_proj", "moe_act", "layernorm"}},
       {"moe_flex_backend", Kind::kChoice, false, {"deepep", "hybridep"}},
-      {"cuda_graphs", Kind::kChoice, false, {"none", "local", "scopes", "full_iteration"}},
+      {"cuda_graphs", Kind::kChoice, true, {"none", "local", "scopes", "full_iteration"}},
       {"cuda_graph_scopes",
        Kind::kList,
-       false,
+       true,
        {"attn", "mlp", "moe", "moe_router", "moe_preprocess", "mamba"}},
       {"moe_router_fusion", Kind::kBool, true, {}},
       {"moe_grouped_gemm", Kind::kBool, true, {}},
@@ -236,6 +236,42 @@ ReleaseRecipe resolve_release(const std::string& release, const std::string& mod
   return out;
 }
 
+// cuda_graphs (with the recipe's cuda_graph_scopes): "local" is Megatron-Core's per-layer
+// graphs (enable_cuda_graph), which capture a layer up to what a dropless MoE layer cannot: every
+// scope fleetsim models. "scopes" without a scope list captures kDefaultGraphScopes.
+template <class Note>
+void apply_graphs(const ReleaseRecipe& r, const ReleaseSwitch& s, FrameworkOptions* fw,
+                  const Note& note) {
+  if (s.value == "none") {
+    fw->cuda_graphs = CudaGraphs::kNone;
+  } else if (s.value == "full_iteration") {
+    fw->cuda_graphs = CudaGraphs::kFullIteration;
+  } else if (s.value == "local") {
+    fw->cuda_graphs = CudaGraphs::kScopes;
+    fw->cuda_graph_scopes =
+        kGraphAttn | kGraphMlp | kGraphMoeRouter | kGraphMoePreprocess | kGraphMamba;
+    note(s,
+         "modelled as per-layer graphs of every capturable scope (attn, mlp, moe_router, "
+         "moe_preprocess, mamba)");
+  } else {
+    fw->cuda_graphs = CudaGraphs::kScopes;
+    fw->cuda_graph_scopes = kDefaultGraphScopes;
+    const ReleaseSwitch* list = r.find("cuda_graph_scopes");
+    if (!list || list->value == "none") return;
+    fw->cuda_graph_scopes = 0;
+    size_t start = 0;
+    while (start <= list->value.size()) {
+      const size_t end = std::min(list->value.find('+', start), list->value.size());
+      unsigned bit = 0;
+      if (parse_cuda_graph_scope(list->value.substr(start, end - start), &bit))
+        fw->cuda_graph_scopes |= bit;
+      else
+        note(*list, "scope '" + list->value.substr(start, end - start) + "' not modelled");
+      start = end + 1;
+    }
+  }
+}
+
 std::vector<std::string> apply_release(const ReleaseRecipe& r, bool set_recompute,
                                        TrainingWorkload* t) {
   std::vector<std::string> notes;
@@ -248,6 +284,8 @@ std::vector<std::string> apply_release(const ReleaseRecipe& r, bool set_recomput
     const bool on = s.value == "true";
     if (!s.modelled) {
       note(s, "recorded, not yet modelled");
+    } else if (s.name == "cuda_graphs" || s.name == "cuda_graph_scopes") {
+      if (s.name == "cuda_graphs") apply_graphs(r, s, &fw, note);
     } else if (s.name == "tp_comm_overlap") {
       fw.tp_comm_overlap = on;
     } else if (s.name == "overlap_grad_reduce") {

@@ -111,9 +111,15 @@ std::vector<std::string> known_systems(const std::string& data_dir);
 // Collective calibration for a system (calibration/collectives.json).
 CollectiveParams load_collective_params(const SystemSpec& system, const std::string& data_dir);
 
-// Global framework parameters (calibration/framework.json): the defaults of every training
-// workload's "framework" object. Missing file = the built-in defaults (gap 0, efficiency 1).
+// Global framework parameters (calibration/framework.json) and the host costs per host CPU
+// class (calibration/host/host-costs.csv): the defaults of every training workload's
+// "framework" object. Missing files = the built-in defaults (efficiency 1, no host costs).
 FrameworkOptions load_framework_defaults(const std::string& data_dir);
+
+// Host costs per host CPU class from a host-costs CSV (columns host_cpu_class, framework, cost,
+// value_us, basis, source_url, notes; every class gives op, module, launch, nccl, d2h and
+// graph for framework megatron-te). InputError with the line on bad rows.
+std::map<std::string, HostCosts> load_host_costs(const std::string& path);
 
 // A routing histogram file (token counts per MoE layer and expert): CSV with columns
 // layer,expert,tokens (every layer 0..moe_layers−1 and expert 0..experts−1 exactly once), or JSON

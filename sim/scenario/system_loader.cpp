@@ -43,11 +43,13 @@ namespace {
 
 void read_node(const Obj& root, SystemSpec* out) {
   SystemSpec& s = *out;
-  const Obj node = root.object(
-      "node", {"name", "gpus", "host_cpu", "vcpus", "host_memory", "pcie", "local_nvme"});
+  const Obj node = root.object("node", {"name", "gpus", "host_cpu", "host_cpu_class", "vcpus",
+                                        "host_memory", "pcie", "local_nvme"});
   s.node.name = node.str("name");
   s.node.gpus = static_cast<int>(node.integer("gpus", 1, 64));
   s.node.host_cpu = node.str("host_cpu");
+  if (node.has("host_cpu_class"))
+    s.node.host_cpu_class = node.choice("host_cpu_class", {"x86", "grace"});
   s.node.vcpus = static_cast<int>(node.integer("vcpus", 1, 4096));
   s.node.host_memory = node.bytes("host_memory");
   s.node.local_nvme = node.bytes("local_nvme");
@@ -226,10 +228,10 @@ FrameworkOptions load_framework_defaults(const std::string& data_dir) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return fw;
   const json j = parse_strict(read_file(path), path);
-  const Obj o(j, path, "",
-              {"kernel_gap", "kernel_efficiency", "fitted_by", "fitted_on", "mape_pct"});
-  fw.kernel_gap = o.time("kernel_gap");
+  const Obj o(j, path, "", {"kernel_efficiency", "fitted_by", "fitted_on", "mape_pct"});
   fw.kernel_efficiency = o.number("kernel_efficiency", 0.05, 1.0);
+  const std::string host = data_dir + "/calibration/host/host-costs.csv";
+  if (fs::exists(host, ec)) fw.host_by_cpu = load_host_costs(host);
   return fw;
 }
 

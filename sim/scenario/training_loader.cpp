@@ -45,7 +45,9 @@ const std::vector<std::string> kFrameworkKeys = {"tp_comm_overlap",
                                                  "release",
                                                  "moe_grouped_gemm",
                                                  "moe_permute_fusion",
-                                                 "moe_router_fusion"};
+                                                 "moe_router_fusion",
+                                                 "cuda_graphs",
+                                                 "cuda_graph_scopes"};
 // framework.memory: what the framework does to memory (workload/memory.h MemoryOptions).
 const std::vector<std::string> kMemoryKeys = {"recipe",
                                               "main_grads",
@@ -186,6 +188,25 @@ MemoryOptions read_memory_options(const Obj& m) {
   return o;
 }
 
+// framework.cuda_graph_scopes: the scopes "scopes" captures (Megatron's --cuda-graph-scope).
+void read_graph_scopes(const Obj& f, FrameworkOptions* fw) {
+  const json& list = f.get("cuda_graph_scopes");
+  if (fw->cuda_graphs != CudaGraphs::kScopes)
+    f.fail(f.at("cuda_graph_scopes"), "cuda_graph_scopes apply to cuda_graphs \"scopes\" only");
+  if (!list.is_array() || list.empty())
+    f.fail(f.at("cuda_graph_scopes"), "expected a non-empty array of scope names");
+  fw->cuda_graph_scopes = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    unsigned bit = 0;
+    if (!list[i].is_string() || !parse_cuda_graph_scope(list[i].get<std::string>(), &bit))
+      f.fail(f.at("cuda_graph_scopes") + "/" + std::to_string(i),
+             "expected one of 'attn', 'mlp', 'moe_router', 'moe_preprocess', 'mamba' (the whole "
+             "MoE layer, 'moe', needs token dropping and is not modelled), got " +
+                 show(list[i]));
+    fw->cuda_graph_scopes |= bit;
+  }
+}
+
 // "framework": overrides of the defaults already in t.fw (calibration/framework.json).
 void read_framework(const Obj& w, TrainingWorkload* out) {
   TrainingWorkload& t = *out;
@@ -197,7 +218,11 @@ void read_framework(const Obj& w, TrainingWorkload* out) {
       t.fw.overlap_param_gather = f.boolean("overlap_param_gather");
     if (f.has("bucket_params"))
       t.fw.bucket_params = f.integer("bucket_params", 1, int64_t{1} << 40);
-    if (f.has("kernel_gap")) t.fw.kernel_gap = f.time("kernel_gap");
+    if (f.has("kernel_gap"))
+      f.fail(f.at("kernel_gap"),
+             "kernel_gap was removed: the host side is modelled per launch from "
+             "calibration/host/host-costs.csv (per host CPU class, topology node.host_cpu_class); "
+             "use framework.cuda_graphs to remove launches");
     if (f.has("pipeline_split")) {
       const std::string ps = f.choice("pipeline_split", {"auto", "even", "balanced"});
       t.fw.pipeline_split = ps == "even"       ? PipelineSplit::kEven
@@ -223,6 +248,22 @@ void read_framework(const Obj& w, TrainingWorkload* out) {
     if (f.has("moe_router_fusion")) t.fw.moe_router_fusion = f.boolean("moe_router_fusion");
     if (f.has("kernel_efficiency"))
       t.fw.kernel_efficiency = f.number("kernel_efficiency", 0.05, 1.0);
+    if (f.has("cuda_graphs")) {
+      const std::string g = f.choice("cuda_graphs", {"none", "scopes", "full_iteration"});
+      t.fw.cuda_graphs = g == "scopes"           ? CudaGraphs::kScopes
+                         : g == "full_iteration" ? CudaGraphs::kFullIteration
+                                                 : CudaGraphs::kNone;
+      // Dropless MoE with the alltoall dispatcher reads the token counts per expert on the
+      // host in every MoE layer: a sync a graph of the whole iteration cannot contain.
+      if (t.fw.cuda_graphs == CudaGraphs::kFullIteration && is_moe(t.model) &&
+          t.fw.moe_dispatcher == MoeDispatcher::kAllToAll)
+        f.fail(f.at("cuda_graphs"),
+               "full_iteration CUDA graphs need a sync-free MoE dispatcher; the dropless "
+               "alltoall dispatcher syncs on the token counts in every MoE layer (use "
+               "moe_dispatcher \"deepep\" or cuda_graphs \"scopes\")");
+    }
+    if (f.has("cuda_graphs")) t.fw.cuda_graph_scopes = kDefaultGraphScopes;
+    if (f.has("cuda_graph_scopes")) read_graph_scopes(f, &t.fw);
     if (f.has("memory")) t.fw.memory = read_memory_options(f.object("memory", kMemoryKeys));
   }
 }
@@ -239,6 +280,21 @@ void read_release(const Obj& w, const SystemSpec& system, const std::string& dat
                                           data_dir, w.file(), f.at("release"));
   out->release = name;
   out->release_notes = apply_release(r, !w.has("recompute"), out);
+}
+
+// A release's full-iteration CUDA graphs with the dropless alltoall dispatcher (the scenario
+// chose it, or the recipe's graphs come with a flex dispatcher the scenario replaced): the
+// token-count sync cannot be captured, so the graphs are not applied (an explicit
+// framework.cuda_graphs is an input error in read_framework instead).
+void check_release_graphs(const Obj& w, TrainingWorkload* t) {
+  if (t->fw.cuda_graphs != CudaGraphs::kFullIteration || !is_moe(t->model) ||
+      t->fw.moe_dispatcher != MoeDispatcher::kAllToAll)
+    return;
+  if (w.has("framework") && w.object("framework", kFrameworkKeys).has("cuda_graphs")) return;
+  t->fw.cuda_graphs = CudaGraphs::kNone;
+  t->release_notes.push_back("framework.release " + t->release +
+                             ": cuda_graphs=full_iteration not applied: the dropless alltoall "
+                             "dispatcher syncs on the token counts in every MoE layer");
 }
 
 // "routing" of a mixture-of-experts model (t.model and t.par already read).
@@ -335,6 +391,7 @@ TrainingWorkload read_training(const Obj& w, int cluster_gpus, const SystemSpec&
   }
   read_release(w, system, data_dir, &t);
   read_framework(w, &t);
+  check_release_graphs(w, &t);
   if (w.has("symmetry")) t.symmetry = w.boolean("symmetry");
   read_routing(w, &t);
   const int per_domain = system.node.gpus * system.scale_up.domain_nodes;

@@ -81,6 +81,7 @@ SweepRow PointRunner::run(const SweepPlan& plan, const SweepPoint& point) {
       set(row, "dp_exposed_s", MetricValue::num(b.dp_exposed));
       set(row, "bubble_s", MetricValue::num(b.bubble));
       set(row, "optimizer_s", MetricValue::num(b.optimizer));
+      set(row, "host_exposed_s", MetricValue::num(b.host_exposed));
       set(row, "events", MetricValue::integral(static_cast<int64_t>(r.events)));
       if (run.moe) set(row, "moe_slowdown_pct", MetricValue::num(run.moe->slowdown_pct));
       if (s.run) {

@@ -24,6 +24,9 @@ struct NodeSpec {
   std::string name;
   int gpus = 0;
   std::string host_cpu;
+  // Host CPU class of the host-cost table (calibration/host/host-costs.csv): "x86" or "grace";
+  // empty = not given (the step simulator assumes x86 and says so in compute_sources).
+  std::string host_cpu_class;
   int vcpus = 0;
   Bytes host_memory;
   int pcie_generation = 0;

@@ -80,7 +80,8 @@ TraceImport import_kineto_trace(const std::string& path, const std::string& gpu_
 std::string trace_calibration_csv(TraceImport& t, const std::string& date);
 
 // The human summary: what was matched and written, matched but not written and why, unmatched
-// kernels by reason, and the host costs with how they relate to `kernel_gap`.
-std::string trace_import_summary(const TraceImport& t, double kernel_gap_us);
+// kernels by reason, and the host costs beside fleetsim's (op_us per eager op, launch_us per
+// launch inside a module: calibration/host/host-costs.csv).
+std::string trace_import_summary(const TraceImport& t, double op_us, double launch_us);
 
 }  // namespace fleetsim

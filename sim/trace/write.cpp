@@ -171,7 +171,7 @@ std::string trace_calibration_csv(TraceImport& t, const std::string& date) {
   return out;
 }
 
-std::string trace_import_summary(const TraceImport& t, double kernel_gap_us) {
+std::string trace_import_summary(const TraceImport& t, double op_us, double launch_us) {
   std::string s = "trace " + t.file + ": " + t.device + " (" + t.gpu + "), " +
                   std::to_string(t.steps) + " profiler steps, " + std::to_string(t.kernels) +
                   " GPU events\n";
@@ -204,9 +204,10 @@ std::string trace_import_summary(const TraceImport& t, double kernel_gap_us) {
        " us\n";
   s += "host-bound GPU gaps on the busiest stream: " + std::to_string(h.gaps) + ", median " +
        fmt("%.3f", h.gpu_gap_median_us) +
-       " us; fleetsim's kernel_gap (calibration/framework.json) " + fmt("%.3f", kernel_gap_us) +
-       " us is its counterpart (a set has no host-cost field: set workload.framework.kernel_gap in "
-       "a scenario to try the trace's)\n";
+       " us; fleetsim's x86 host costs (calibration/host/host-costs.csv) are " +
+       fmt("%.3f", op_us) + " us per eager op and " + fmt("%.3f", launch_us) +
+       " us per launch inside a module (a set has no host-cost field: compare them with the "
+       "trace's)\n";
   return s;
 }
 

@@ -17,14 +17,13 @@ std::string g(double v) {
 }  // namespace
 
 std::string validation_breakdown_csv(const ValidationReport& rep) {
-  std::string out = csv_line({"line",         "hardware",        "num_gpus",      "model",
-                              "family",       "system",          "metric",        "unit",
-                              "status",       "reason",          "configuration", "defaults",
-                              "measured",     "predicted",       "error_pct",     "step_time_s",
-                              "compute_s",    "tp_exposed_s",    "cp_exposed_s",  "ep_exposed_s",
-                              "pp_exposed_s", "dp_exposed_s",    "bubble_s",      "optimizer_s",
-                              "memory_gib",   "memory_need_gib", "hbm_gib",       "memory_fits",
-                              "notes"});
+  std::string out = csv_line(
+      {"line",          "hardware",        "num_gpus",     "model",        "family",
+       "system",        "metric",          "unit",         "status",       "reason",
+       "configuration", "defaults",        "measured",     "predicted",    "error_pct",
+       "step_time_s",   "compute_s",       "tp_exposed_s", "cp_exposed_s", "ep_exposed_s",
+       "pp_exposed_s",  "dp_exposed_s",    "bubble_s",     "optimizer_s",  "host_exposed_s",
+       "memory_gib",    "memory_need_gib", "hbm_gib",      "memory_fits",  "notes"});
   for (const auto& v : rep.rows) {
     const std::string status = v.error ? "error" : v.skipped ? "skipped" : "compared";
     std::vector<std::string> f = {std::to_string(v.line),
@@ -40,7 +39,7 @@ std::string validation_breakdown_csv(const ValidationReport& rep) {
                                   v.config,
                                   v.defaults};
     if (v.skipped) {
-      f.insert(f.end(), 17, "");
+      f.insert(f.end(), 18, "");
       f.back() = v.notes;
       out += csv_line(f);
       continue;
@@ -51,12 +50,12 @@ std::string validation_breakdown_csv(const ValidationReport& rep) {
     const RowBreakdown& b = v.breakdown;
     if (v.training && b.memory_checked) {
       for (double x : {b.step_time_s, b.compute_s, b.tp_exposed_s, b.cp_exposed_s, b.ep_exposed_s,
-                       b.pp_exposed_s, b.dp_exposed_s, b.bubble_s, b.optimizer_s, b.memory_gib,
-                       b.memory_need_gib, b.hbm_gib})
+                       b.pp_exposed_s, b.dp_exposed_s, b.bubble_s, b.optimizer_s, b.host_exposed_s,
+                       b.memory_gib, b.memory_need_gib, b.hbm_gib})
         f.push_back(g(x));
       f.push_back(b.memory_fits ? "yes" : "no");
     } else {
-      f.insert(f.end(), 13, "");
+      f.insert(f.end(), 14, "");
     }
     f.push_back(v.notes);
     out += csv_line(f);

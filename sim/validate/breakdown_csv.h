@@ -2,7 +2,7 @@
 // the row's unit, and for modelled training rows the predicted step broken down (compute,
 // exposed communication per parallel dimension, pipeline bubble, optimizer; seconds per step on
 // the critical rank) and whether the configuration fits in HBM, so a user can see why a row is
-// off. Host launch cost is inside compute (the framework's kernel gap). Fixed number formats.
+// off. GPU time waiting for host launches is host_exposed_s. Fixed number formats.
 #pragma once
 
 #include <string>

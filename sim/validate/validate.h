@@ -30,8 +30,7 @@ struct RowBreakdown {
   double step_time_s = 0;
   double compute_s = 0, tp_exposed_s = 0, cp_exposed_s = 0, ep_exposed_s = 0, pp_exposed_s = 0,
          dp_exposed_s = 0, bubble_s = 0, optimizer_s = 0;
-  // Host launch cost is not a separate figure: the step simulator charges the framework's
-  // kernel gap on the compute stream, so it is inside compute_s.
+  double host_exposed_s = 0;  // GPU idle waiting for host launches and syncs
   // The memory estimate of the step (workload/memory.h): the allocated peak, what the GPU
   // needs (reserved + CUDA context and NCCL buffers), the HBM, and whether the need fits.
   double memory_gib = 0, memory_need_gib = 0, hbm_gib = 0;
@@ -83,7 +82,6 @@ struct ValidationReport {
 // Overrides of the global framework parameters (for calibration/fit_framework.py); negative =
 // use calibration/framework.json.
 struct ValidateOptions {
-  double kernel_gap_us = -1;
   double kernel_efficiency = -1;
   // Rows asking for more are skipped with the reason (the same limits as `fleetsim run`).
   int max_gpus = 131072;

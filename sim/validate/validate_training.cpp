@@ -264,6 +264,7 @@ void fill_breakdown(const StepResult& r, RowBreakdown* b) {
   b->dp_exposed_s = r.breakdown.dp_exposed;
   b->bubble_s = r.breakdown.bubble;
   b->optimizer_s = r.breakdown.optimizer;
+  b->host_exposed_s = r.breakdown.host_exposed;
   b->memory_gib = static_cast<double>(r.memory.total) / double(1 << 30);
   b->memory_need_gib =
       static_cast<double>(r.memory.reserved + r.memory.device_overhead) / double(1 << 30);
@@ -303,7 +304,6 @@ static void simulate_row(const std::map<std::string, std::string>& f, const Metr
   in.par = p;
   in.gpus = world;
   in.fw = load_framework_defaults(ctx.data_dir);
-  if (ctx.options.kernel_gap_us >= 0) in.fw.kernel_gap = Time::from_us(ctx.options.kernel_gap_us);
   if (ctx.options.kernel_efficiency > 0) in.fw.kernel_efficiency = ctx.options.kernel_efficiency;
   apply_row_release(f, ctx.data_dir, sys, v, &in);
   // The memory options of the Megatron-Bridge recipe the row ran (validate_memory.h).

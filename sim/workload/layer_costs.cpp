@@ -120,8 +120,7 @@ Block LayerCostModel::build_layer(int layer, bool backward) {
 }
 
 Block LayerCostModel::build_embedding(bool backward) {
-  BlockBuilder b(backward ? "embedding backward" : "embedding", fw_.kernel_gap,
-                 fw_.kernel_efficiency);
+  BlockBuilder b(backward ? "embedding backward" : "embedding", fw_);
   const double T = static_cast<double>(p_.micro_batch) * p_.seq_len / p_.cp;
   const double rows = (p_.sequence_parallel && p_.tp > 1) ? T / p_.tp : T;
   b.kernel(c_.memory_bound(rows * static_cast<double>(m_.hidden) * 2.0 * (backward ? 3.0 : 2.0)));
@@ -130,7 +129,7 @@ Block LayerCostModel::build_embedding(bool backward) {
 
 Block LayerCostModel::build_head(bool backward) {
   const ParallelConfig& p = p_;
-  BlockBuilder b(backward ? "head backward" : "head", fw_.kernel_gap, fw_.kernel_efficiency);
+  BlockBuilder b(backward ? "head backward" : "head", fw_);
   const DType gd = gemm_dtype(p.precision);
   const double T = static_cast<double>(p.micro_batch) * p.seq_len / p.cp;
   const bool sp = p.sequence_parallel && p.tp > 1;
@@ -165,13 +164,8 @@ Block LayerCostModel::build_head(bool backward) {
       // A hybrid model's MTP module is an attention + MoE / MLP layer (Megatron's "/*E"
       // suffix), built as a layer past the decoder.
       const Block& blk = layer(is_hybrid(m_) ? m_.layers : m_.layers - 1, backward);
-      for (const Segment& s : blk.segs) {
-        Segment c = s;
-        c.sync_dim = -1;  // MTP's syncs are folded in as exposed time
-        c.compute += s.sync;
-        b.kernel(c.compute);
-        b.exposed(c.tp);
-      }
+      for (const Segment& s : blk.segs)
+        b.append(s, s.sync);  // MTP's syncs are folded in as GPU time
       const int64_t Ti = static_cast<int64_t>(T), H = m_.hidden;
       b.kernel(c_.gemm(Ti, H, 2 * H / p.tp, gd), 2.0 * T * h * 2.0 * h / p.tp);
       if (backward && !p.task.frozen_base())

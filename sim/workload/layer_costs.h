@@ -28,11 +28,27 @@ struct FrameworkOptions;
 enum class Dim { kTp, kCp, kDp, kEdp, kEp, kPp };
 const char* dim_name(Dim d);
 
+// One line of a segment's host span D(s) = a + s·b (see Segment::span).
+struct HostLine {
+  Time a;  // host time up to a launch, plus the unscaled GPU time (exposed TP) from it on
+  Time b;  // the scaled GPU time (kernels) from that launch on
+};
+
+// The kernels of a Segment run in order on one stream, issued in order by one host thread.
+// With the host free at time h0 and the stream free at g0, kernel j starts at
+// max(h0 + H_1..j, end of kernel j−1), so the segment ends at max(g0 + T, h0 + D) with
+// D = max_j (H_1..j + t_j + … + t_n) (max-plus algebra), and the host is free again at h0 + H.
+// Kernel times are scaled at replay by s = MoE load / GPU speed (TP time is not), so D is kept
+// as the upper envelope of its lines over s > 0: D(s) = max over `span` of a + s·b.
 struct Segment {
-  Time compute;       // kernel time at nominal speed
-  Time tp;            // exposed TP communication
-  int sync_dim = -1;  // Dim of a blocking synchronisation after the compute, or -1
-  Time sync;          // its duration (once every member has arrived)
+  Time compute;                // kernel time at nominal speed
+  Time tp;                     // exposed TP communication
+  Time host;                   // H: host time issuing the segment's launches
+  std::vector<HostLine> span;  // D(s), the lines that reach the maximum for some s > 0
+  bool d2h = false;            // after the segment the host waits for the GPU (device-to-host sync)
+  Time sync_host;              // host time launching the synchronisation below
+  int sync_dim = -1;           // Dim of a blocking synchronisation after the compute, or -1
+  Time sync;                   // its duration (once every member has arrived)
   const char* name = "";
   const char* sync_name = "";
   bool experts = false;  // the routed experts' kernels (scaled by the rank's MoE load)
@@ -54,6 +70,8 @@ struct Block {
   std::vector<CollCall> colls;  // collectives inside (TP, EP, CP), for the link view
   double flops = 0;             // executed FLOPs on this rank (recompute included)
   int kernels = 0;
+  int launches = 0;  // kernel launches the host issues (kernels minus those in CUDA graphs)
+  int graphs = 0;    // CUDA graph launches
 };
 
 // Parameters of a layer one rank trains (gradients, DP reduction, optimizer): all it holds,

@@ -5,6 +5,7 @@
 #include "workload/step.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "core/error.h"
@@ -18,6 +19,21 @@
 
 namespace fleetsim {
 
+bool parse_cuda_graph_scope(const std::string& name, unsigned* bit) {
+  static const std::pair<const char*, unsigned> kNames[] = {{"attn", kGraphAttn},
+                                                            {"mlp", kGraphMlp},
+                                                            {"moe_router", kGraphMoeRouter},
+                                                            {"moe_preprocess", kGraphMoePreprocess},
+                                                            {"mamba", kGraphMamba}};
+  for (const auto& n : kNames) {
+    if (name == n.first) {
+      *bit = n.second;
+      return true;
+    }
+  }
+  return false;
+}
+
 using step_internal::CollCounts;
 using step_internal::CommModel;
 using step_internal::Engine;
@@ -29,6 +45,12 @@ namespace {
 
 double sec(int64_t ps) {
   return static_cast<double>(ps) * 1e-12;
+}
+
+std::string us2(Time t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", t.us());
+  return buf;
 }
 
 // Units to simulate: all, or (symmetry mode) DP replica 0 of every stage; sets the mode.
@@ -79,6 +101,39 @@ void fill_breakdown(const Engine::Unit& U, TimeBreakdown* b) {
   b->bubble = sec(U.t_bubble);
   b->dp_exposed = sec(U.t_dp);
   b->optimizer = sec(U.t_opt);
+  b->host_exposed = sec(U.t_host);
+}
+
+// The framework options of the run: the host costs of the topology's host CPU class.
+FrameworkOptions framework_for(const StepInput& in, const Topology& topo, StepResult* res) {
+  FrameworkOptions fw = in.fw;
+  const NodeSpec& node = topo.system().node;
+  if (!fw.host_by_cpu.empty()) {
+    std::string cls = node.host_cpu_class;
+    if (cls.empty()) {
+      cls = "x86";
+      res->warnings.push_back("topology " + topo.system().name +
+                              " does not give node.host_cpu_class: x86 host costs assumed");
+      res->compute_sources.push_back("warning: topology " + topo.system().name +
+                                     " has no node.host_cpu_class; host costs of x86 assumed");
+    }
+    auto it = fw.host_by_cpu.find(cls);
+    if (it == fw.host_by_cpu.end())
+      throw InputError(topo.system().file, "/node/host_cpu_class",
+                       "no host costs for host CPU class '" + cls + "'");
+    fw.host = it->second;
+  }
+  if (fw.host.op > Time::zero() || fw.host.module > Time::zero())
+    res->compute_sources.push_back(
+        "host costs: " + (fw.host.cpu.empty() ? std::string("given") : fw.host.cpu) + " (" +
+        (fw.host.source.empty() ? std::string("StepInput") : fw.host.source) + "), op " +
+        us2(fw.host.op) + " us, module " + us2(fw.host.module) + " us, launch " +
+        us2(fw.host.launch) + " us, d2h " + us2(fw.host.d2h) + " us");
+  if (fw.cuda_graphs == CudaGraphs::kFullIteration && is_moe(in.model))
+    res->warnings.push_back(
+        "full_iteration CUDA graphs with the deepep dispatcher: the sync-free (non-blocking) "
+        "HybridEP mode is assumed, no token-count sync modelled");
+  return fw;
 }
 
 // Throughput, MFU and the USE view of the GPUs, from the step time and the breakdown.
@@ -94,6 +149,7 @@ void fill_rates(const StepInput& in, const ComputeModel& compute, int world,
   res->mfu = res->peak_tflops > 0 ? res->model_tflops_per_gpu / res->peak_tflops : 0;
   const double busy = res->breakdown.compute + res->breakdown.optimizer;
   res->gpu_busy_fraction = step > 0 ? busy / step : 0;
+  res->launch_bound_fraction = step > 0 ? res->breakdown.host_exposed / step : 0;
   // Busy fraction of every simulated unit (all GPUs of a TP group are equally busy).
   res->gpu_busy_min = 1.0;
   res->gpu_busy_max = 0.0;
@@ -153,7 +209,8 @@ void fill_memory_and_warnings(const StepInput& in, const Topology& topo,
                             " MiB per GPU, HBM has " +
                             std::to_string(res->memory.capacity / (1 << 20)) + " MiB");
   }
-  res->compute_sources = compute.sources();
+  for (const auto& s : compute.sources())
+    res->compute_sources.push_back(s);
   if (std::count(in.model.blocks.begin(), in.model.blocks.end(), BlockKind::kMamba) > 0) {
     bool fallback = false;
     res->compute_sources.push_back(compute.ssd_source(&fallback));
@@ -184,8 +241,9 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
                     domains_needed <= topo.domains());
   }
 
+  const FrameworkOptions fw = framework_for(in, topo, &res);
   CommModel comm(topo, cparams, G, in.seed, in.ranks_per_domain);
-  LayerCostModel costs(m, p, in.fw, compute,
+  LayerCostModel costs(m, p, fw, compute,
                        [&](Dim d, CollOp op, double bytes) { return comm.time(d, op, bytes); });
   if (is_moe(m)) {
     costs.set_ep_dispatch([&](double tokens, double bytes) {
@@ -195,12 +253,12 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
 
   // The programs: layers per virtual stage, then one instruction list per pipeline stage.
   const std::vector<int> per_v =
-      step_internal::layers_per_vstage(m, in.fw.pipeline_split, V, costs, &res.warnings);
+      step_internal::layers_per_vstage(m, fw.pipeline_split, V, costs, &res.warnings);
   std::vector<int> first_layer(V, 0);
   for (int v = 1; v < V; ++v)
     first_layer[v] = first_layer[v - 1] + per_v[v - 1];
   const std::vector<int> moe_index = step_internal::moe_layer_index(m, in.moe, M, p.ep);
-  const step_internal::ProgramInput prog_in{m,     p,           in.fw,     costs, comm,
+  const step_internal::ProgramInput prog_in{m,     p,           fw,        costs, comm,
                                             per_v, first_layer, moe_index, M};
   std::vector<Stage> stages;
   std::vector<CollCounts> counts(p.pp);  // collectives issued per unit of a stage

@@ -49,6 +49,43 @@ enum class MoeDispatcher {
               // across the network (forwarded over NVLink there)
 };
 
+// Host (CPU) time of the framework issuing work to the GPU, per host CPU class
+// (calibration/host/host-costs.csv, kernel-level measurements with sources; docs/training-model.md
+// "Host side"). All zero = no host model (the GPU never waits for launches).
+struct HostCosts {
+  Time op;             // one eager framework op launching one kernel (Python, dispatcher, launch)
+  Time module;         // one Transformer Engine module call, its first kernel launch included
+  Time launch;         // a further kernel launched from C++ inside a module (cudaLaunchKernel)
+  Time nccl;           // one collective / point-to-point call through torch.distributed
+  Time d2h;            // device-to-host round trip at a synchronising point
+  Time graph;          // one CUDA graph launch (replay), on top of the op that calls it
+  std::string cpu;     // host CPU class the values are for ("x86", "grace")
+  std::string source;  // where they were read from
+};
+
+// CUDA graphs (Megatron's --cuda-graph-impl / --cuda-graph-scope): captured kernels are not
+// launched one by one; each captured region costs one graph launch.
+enum class CudaGraphs {
+  kNone,           // every kernel launched eagerly
+  kScopes,         // Transformer Engine scopes per layer (FrameworkOptions::cuda_graph_scopes)
+  kFullIteration,  // the whole forward-backward of the step as one graph (needs no host syncs)
+};
+
+// The scopes of Megatron's --cuda-graph-scope that fleetsim models (bits of
+// FrameworkOptions::cuda_graph_scopes): what each captures is in docs/training-model.md.
+enum CudaGraphScope : unsigned {
+  kGraphAttn = 1u << 0,           // "attn": norm, QKV, RoPE, attention, projection, residual
+  kGraphMlp = 1u << 1,            // "mlp": a dense layer's MLP block
+  kGraphMoeRouter = 1u << 2,      // "moe_router": router GEMM, score function, top-k, aux loss
+  kGraphMoePreprocess = 1u << 3,  // "moe_preprocess": the dispatcher's preprocess (permute)
+  kGraphMamba = 1u << 4,          // "mamba": a Mamba-2 block's mixer
+};
+// The scopes "scopes" means when none are listed (Transformer Engine's attn + MoE partial graphs).
+inline constexpr unsigned kDefaultGraphScopes = kGraphAttn | kGraphMoeRouter | kGraphMoePreprocess;
+// The bit of a --cuda-graph-scope name ("attn", "mlp", "moe_router", "moe_preprocess",
+// "mamba"); false for any other name ("moe", the whole MoE layer, needs token dropping).
+bool parse_cuda_graph_scope(const std::string& name, unsigned* bit);
+
 // Framework behaviour (Megatron-LM / NeMo switches) and the global framework parameters.
 struct FrameworkOptions {
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
@@ -71,13 +108,16 @@ struct FrameworkOptions {
   bool overlap_grad_reduce = true;     // DP gradient reduction overlapped with backward
   bool overlap_param_gather = true;    // distributed-optimizer parameter all-gather with forward
   int64_t bucket_params = 40'000'000;  // DP bucket size in parameters (Megatron default)
-  // Global framework parameters (calibration/framework.json, fitted by
-  // calibration/fit_framework.py on end-to-end rows; the same values for every model):
-  // host-side gap between consecutive kernels on the compute stream (launch + framework
-  // overhead), charged once per kernel, and the fraction of its isolated-benchmark speed a
-  // kernel sustains inside a training step (clocks under sustained power, cache pollution by
-  // concurrent communication kernels).
-  Time kernel_gap = Time::from_ns(0);
+  CudaGraphs cuda_graphs = CudaGraphs::kNone;
+  unsigned cuda_graph_scopes = kDefaultGraphScopes;  // CudaGraphScope bits, with kScopes
+  // Host costs: `host` is used as is when `host_by_cpu` is empty; otherwise simulate_step picks
+  // the row of the topology's node.host_cpu_class (calibration/host/host-costs.csv).
+  HostCosts host;
+  std::map<std::string, HostCosts> host_by_cpu;
+  // Global framework parameter (calibration/framework.json, fitted by
+  // calibration/fit_framework.py on end-to-end rows; the same value for every model): the
+  // fraction of its isolated-benchmark speed a kernel sustains inside a training step (clocks
+  // under sustained power, cache pollution by concurrent communication kernels).
   double kernel_efficiency = 1.0;
   // What the framework does to memory (memory.h: gradient and optimizer dtypes, offloading,
   // cross-entropy implementation, allocator); layers_per_vstage empty = the step's split.
@@ -130,6 +170,7 @@ struct TimeBreakdown {  // per step, seconds, for the critical rank (see README 
   double dp_exposed = 0;
   double bubble = 0;
   double optimizer = 0;
+  double host_exposed = 0;  // GPU idle waiting for the host to launch work (or to sync)
 };
 
 struct LinkUse {
@@ -142,7 +183,7 @@ struct LinkUse {
 struct TraceEvent {
   int rank = 0;        // first GPU of the TP unit
   int tp = 1;          // the unit's ranks: rank .. rank + tp − 1
-  const char* stream;  // "compute", "dp", "pp"
+  const char* stream;  // "compute", "dp", "pp", "host"
   std::string name;
   double start_us = 0;
   double dur_us = 0;
@@ -165,7 +206,8 @@ struct StepResult {
   double gpu_busy_fraction = 0;  // busy time / step time on the critical rank
   double gpu_busy_min = 0, gpu_busy_mean = 0, gpu_busy_max = 0;  // over every simulated GPU
   double gpu_useful_tflops = 0;                                  // model FLOPs / busy time
-  std::vector<LinkUse> top_links;                                // highest utilisation first
+  double launch_bound_fraction = 0;                 // host_exposed / step time on the critical rank
+  std::vector<LinkUse> top_links;                   // highest utilisation first
   std::map<std::string, double> collective_time_s;  // per dimension: total time per step
   std::vector<std::string> warnings;
   std::vector<std::string> compute_sources;

@@ -81,7 +81,7 @@ def fixture(tmp):
     check("outside the largest full bf16 grid" in s, "summary: backward GEMMs outside the grid")
     check("4 x host <-> device copy" in s and "4 x no launch with its correlation id" in s,
           "summary: unmatched kernels by reason")
-    check("kernel_gap" in s and "launch calls" in s, "summary: host costs and kernel_gap")
+    check("host-costs.csv" in s and "launch calls" in s, "summary: host costs beside fleetsim's")
     out2 = tmp / "small2.csv"
     run("calibrate", "import-trace", TRACES / "kineto-h100-small.json", "--out", out2,
         "--date", "2026-12-01T00:00:00Z")

@@ -141,11 +141,16 @@ TEST_CASE("framework.release sets the modelled switches and explicit keys overri
   CHECK(t.fw.moe_dispatcher == MoeDispatcher::kDeepEp);
   CHECK(t.fw.ep_comm_overlap);
   CHECK(t.fw.tp_comm_overlap);
+  // v0.5.0 QWEN3_30B_A3B_PRETRAIN_CONFIG_GB300_FP8_MX_V1: cuda_graph_impl="full_iteration".
+  CHECK(t.fw.cuda_graphs == CudaGraphs::kFullIteration);
   // Recorded, not yet modelled, each named in the notes the report lists as warnings.
-  bool graphs = false;
-  for (const std::string& n : t.release_notes)
-    graphs |= n.find("cuda_graphs=full_iteration recorded, not yet modelled") != std::string::npos;
-  CHECK(graphs);
+  bool fuser = false, graphs_note = false;
+  for (const std::string& n : t.release_notes) {
+    fuser |= n.find("fused_grouped_mlp=true recorded, not yet modelled") != std::string::npos;
+    graphs_note |= n.find("cuda_graphs") != std::string::npos;
+  }
+  CHECK(fuser);
+  CHECK_FALSE(graphs_note);
   // An explicit key wins over the release.
   s = parse_scenario(
       qwen_scenario(R"({"release": "nemo-26.06", "ep_comm_overlap": false, "moe_dispatcher":
@@ -153,11 +158,54 @@ TEST_CASE("framework.release sets the modelled switches and explicit keys overri
       "s.json", opts());
   CHECK_FALSE(s.training->fw.ep_comm_overlap);
   CHECK(s.training->fw.moe_dispatcher == MoeDispatcher::kAllToAll);
+  // ... and the release's full-iteration graphs cannot contain the alltoall dispatcher's
+  // token-count sync: not applied, with a note.
+  CHECK(s.training->fw.cuda_graphs == CudaGraphs::kNone);
+  bool dropped = false;
+  for (const std::string& n : s.training->release_notes)
+    dropped |= n.find("cuda_graphs=full_iteration not applied") != std::string::npos;
+  CHECK(dropped);
   // Without a release: the defaults, whatever the order of keys.
   s = parse_scenario(qwen_scenario("{}"), "s.json", opts());
   CHECK_FALSE(s.training->fw.ep_comm_overlap);
   CHECK(s.training->fw.moe_dispatcher == MoeDispatcher::kAllToAll);
   CHECK(s.training->release_notes.empty());
+}
+
+TEST_CASE("framework.release: CUDA-graph scopes as the recipes cite them") {
+  // v0.4.2 QWEN3_30B_A3B_PRETRAIN_CONFIG_GB300_FP8_MX_V1: cuda_graph_impl="transformer_engine",
+  // cuda_graph_scope=["moe_router", "moe_preprocess"] (no attn).
+  Scenario s = parse_scenario(qwen_scenario(R"({"release": "nemo-26.04.01"})"), "s.json", opts());
+  CHECK(s.training->fw.cuda_graphs == CudaGraphs::kScopes);
+  CHECK(s.training->fw.cuda_graph_scopes == (kGraphMoeRouter | kGraphMoePreprocess));
+  // An explicit "scopes" without a list: attn + moe_router + moe_preprocess; with a list, it.
+  s = parse_scenario(qwen_scenario(R"({"release": "nemo-26.04.01", "cuda_graphs": "scopes"})"),
+                     "s.json", opts());
+  CHECK(s.training->fw.cuda_graph_scopes == kDefaultGraphScopes);
+  s = parse_scenario(
+      qwen_scenario(R"({"cuda_graphs": "scopes", "cuda_graph_scopes": ["attn", "mamba"]})"),
+      "s.json", opts());
+  CHECK(s.training->fw.cuda_graph_scopes == (kGraphAttn | kGraphMamba));
+  std::string msg;
+  try {
+    parse_scenario(qwen_scenario(R"({"cuda_graphs": "scopes", "cuda_graph_scopes": ["moe"]})"),
+                   "s.json", opts());
+  } catch (const InputError& e) {
+    msg = e.what();
+  }
+  CHECK(msg.find("s.json:/workload/framework/cuda_graph_scopes/0: expected one of 'attn'") == 0);
+  msg.clear();
+  try {
+    parse_scenario(qwen_scenario(R"({"cuda_graph_scopes": ["attn"]})"), "s.json", opts());
+  } catch (const InputError& e) {
+    msg = e.what();
+  }
+  CHECK(msg.find("cuda_graph_scopes apply to cuda_graphs \"scopes\" only") != std::string::npos);
+  // v0.1.0rc3 qwen3_30b_a3b_llm_pretrain.yaml (b200): cuda_graphs: true, Megatron-Core's
+  // per-layer ("local") graphs: every scope fleetsim models, with a note saying so.
+  const ReleaseRecipe r = resolve_release("nemo-25.09", "qwen3-30b-a3b", "B200",
+                                          par(PrecisionRecipe::kBf16), kDir, "t", "/x");
+  CHECK(value(r, "cuda_graphs") == "local");
 }
 
 TEST_CASE("framework.release: an unknown name is an input error with the pointer and the names") {

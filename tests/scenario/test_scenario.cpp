@@ -93,6 +93,26 @@ TEST_CASE("bad scenarios name the file, the JSON pointer and what was expected")
                   "framework": {"ep_comm_overlap": true}}})") ==
         "s.json:/workload/framework/ep_comm_overlap: EP all-to-all overlap needs the interleaved "
         "schedule (vp > 1) when pp > 1, as in Megatron-Core");
+  // kernel_gap was removed (docs/training-model.md "Host side"): the error names the
+  // replacement.
+  CHECK(error_of(
+            R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 1},
+     "workload": {"type": "training", "model": "llama3-8b", "parallelism": {"dp": 8},
+                  "batch": {"global": 8, "micro": 1, "seq_len": 4096},
+                  "framework": {"kernel_gap": "5us"}}})")
+            .rfind("s.json:/workload/framework/kernel_gap: kernel_gap was removed: the host side "
+                   "is modelled per launch from calibration/host/host-costs.csv",
+                   0) == 0);
+  // A whole-iteration CUDA graph cannot hold the dropless alltoall dispatcher's token-count
+  // sync.
+  CHECK(error_of(
+            R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 1},
+     "workload": {"type": "training", "model": "mixtral-8x7b", "parallelism": {"ep": 8},
+                  "batch": {"global": 64, "micro": 1, "seq_len": 4096},
+                  "framework": {"cuda_graphs": "full_iteration"}}})")
+            .rfind("s.json:/workload/framework/cuda_graphs: full_iteration CUDA graphs need a "
+                   "sync-free MoE dispatcher",
+                   0) == 0);
   std::string deep(200, '[');
   CHECK(error_of(deep).find("nesting deeper than 64 levels") != std::string::npos);
 }

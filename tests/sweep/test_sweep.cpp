@@ -303,7 +303,7 @@ TEST_CASE("sweep rows carry the report's metrics (collective and training)") {
   CHECK(get(ok, "micro_batches").integer == 16);  // 64 / (micro 1 · dp 4)
   double parts = 0;
   for (const char* k : {"compute_s", "tp_exposed_s", "cp_exposed_s", "ep_exposed_s", "pp_exposed_s",
-                        "dp_exposed_s", "bubble_s", "optimizer_s"})
+                        "dp_exposed_s", "bubble_s", "optimizer_s", "host_exposed_s"})
     parts += get(ok, k).number;
   CHECK(parts == Approx(get(ok, "step_time_s").number).epsilon(1e-6));
   // A global batch of 3 is not a multiple of micro·dp: recorded, not thrown.

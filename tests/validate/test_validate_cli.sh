@@ -52,7 +52,7 @@ done
 grep -q "skipped: framework &#39;maxtext&#39;\|skipped: framework 'maxtext'" "$html" && ok \
   || bad "html: the skipped row's reason"
 grep -qE "<script|https?://[^\"]*\.(js|css)" "$html" && bad "html: not self-contained" || ok
-head -1 "$tmp/v.csv" | grep -q "compute_s,tp_exposed_s,cp_exposed_s,ep_exposed_s,pp_exposed_s,dp_exposed_s,bubble_s,optimizer_s,memory_gib,memory_need_gib,hbm_gib,memory_fits" \
+head -1 "$tmp/v.csv" | grep -q "compute_s,tp_exposed_s,cp_exposed_s,ep_exposed_s,pp_exposed_s,dp_exposed_s,bubble_s,optimizer_s,host_exposed_s,memory_gib,memory_need_gib,hbm_gib,memory_fits" \
   && ok || bad "csv: breakdown columns"
 [ "$(grep -c ',compared,' "$tmp/v.csv")" -eq 6 ] && ok || bad "csv: want 6 compared rows"
 

@@ -79,15 +79,14 @@ def memory(scenario, **limits):
     return json.loads(_core.memory_json(*_source(scenario, "scenario"), _limits(limits)))
 
 
-def validate(csv, *, kernel_gap_us=None, kernel_efficiency=None):
+def validate(csv, *, kernel_efficiency=None):
     """Compares simulated with measured rows of a reference CSV (`fleetsim validate --json`).
 
     Returns Rows (one dict per CSV row, skipped rows with their reason); .info holds the
     summary (mape_pct, n_rows, mape_by_hardware, ...).
     """
     rep = json.loads(_core.validate_json(
-        os.fspath(csv), -1.0 if kernel_gap_us is None else float(kernel_gap_us),
-        -1.0 if kernel_efficiency is None else float(kernel_efficiency)))
+        os.fspath(csv), -1.0 if kernel_efficiency is None else float(kernel_efficiency)))
     rows = rep.pop("rows")
     return Rows(rows, rep)
 

@@ -102,7 +102,7 @@ LayerBuilder::LayerBuilder(const ModelSpec& m, const ParallelConfig& p, const Fr
       frozen_(p.task.frozen_base()),
       docs_(packed_documents(
           p.seq_len, p.task.kind == TrainingTask::kPretrain ? 0 : p.task.mean_document_tokens)),
-      b_(backward ? "layer backward" : "layer forward", fw.kernel_gap, fw.kernel_efficiency) {
+      b_(backward ? "layer backward" : "layer forward", fw) {
   heads_ = a_.heads / p.tp;
   kvh_ = a_.kind == AttentionKind::kMla ? heads_ : std::max(1, a_.kv_heads / p.tp);
   dqk_ = a_.kind == AttentionKind::kMla ? a_.qk_nope_head_dim + a_.qk_rope_head_dim : a_.head_dim;
@@ -142,27 +142,30 @@ void LayerBuilder::quant(double elements) {
   if (!lowp_) return;
   // One fused kernel writes the row-wise copy and, where needed, the column-wise one
   // (ComputeModel::quantized_copies).
-  b_.kernel(c_.quantize(static_cast<int64_t>(elements), gd_));
-  if (p_.precision == PrecisionRecipe::kFp8Current) mem(elements * 2.0);  // amax pass
+  b_.module_kernel(c_.quantize(static_cast<int64_t>(elements), gd_));
+  if (p_.precision == PrecisionRecipe::kFp8Current)  // amax pass
+    b_.module_kernel(c_.memory_bound(elements * 2.0));
 }
 
 // One GEMM of the forward pass [T × k]·[k × n]; in backward its dgrad and wgrad (no wgrad for
-// frozen LoRA base weights), plus the LoRA adapter when the layer is one of its targets.
+// frozen LoRA base weights), plus the LoRA adapter when the layer is one of its targets. One
+// Transformer Engine module call on the host, launching its quantisation and GEMM kernels.
 Time LayerBuilder::linear(double rows, double n, double k, bool bwd, unsigned lora_target) {
+  b_.module();
   const int64_t M = static_cast<int64_t>(std::llround(rows));
   const int64_t N = static_cast<int64_t>(std::llround(n));
   const int64_t K = static_cast<int64_t>(std::llround(k));
   if (!bwd) {
     quant(rows * k);
     const Time t = c_.gemm(M, N, K, gd_);
-    b_.kernel(t, 2.0 * rows * n * k);
+    b_.module_kernel(t, 2.0 * rows * n * k);
     lora_adapter(rows, n, k, false, lora_target);
     return t;
   }
   quant(rows * n);
   const Time dgrad = c_.gemm(M, K, N, gd_);
-  b_.kernel(dgrad, 2.0 * rows * n * k);
-  if (!frozen_) b_.kernel(c_.gemm(K, N, M, gd_), 2.0 * rows * n * k);  // wgrad
+  b_.module_kernel(dgrad, 2.0 * rows * n * k);
+  if (!frozen_) b_.module_kernel(c_.gemm(K, N, M, gd_), 2.0 * rows * n * k);  // wgrad
   lora_adapter(rows, n, k, bwd, lora_target);
   return dgrad;
 }
@@ -206,6 +209,7 @@ void LayerBuilder::rs(Time hide) {
 
 void LayerBuilder::attention_block(bool bwd) {
   const double T = static_cast<double>(T_);
+  b_.begin_graph(kGraphAttn);                // Transformer Engine CUDA-graph scope "attn"
   mem(Tsp_ * h_ * 2.0 * (bwd ? 3.0 : 2.0));  // input RMSNorm
   if (bwd && recompute(kRecomputeLayernorm)) mem(Tsp_ * h_ * 2.0 * 2.0);
   const Time first_gemm = a_.kind == AttentionKind::kMla
@@ -215,7 +219,8 @@ void LayerBuilder::attention_block(bool bwd) {
   mem(T * (heads_ + kvh_) * dqk_ * 2.0 * 2.0);  // RoPE on q and k
   Time at = core_attention(bwd);
   if (bwd && recompute(kRecomputeCoreAttn)) at += core_attention(false);
-  b_.kernel(at, attn_flops_fwd_ * (bwd ? 2.5 : 1.0) / p_.cp);
+  b_.module();  // DotProductAttention
+  b_.module_kernel(at, attn_flops_fwd_ * (bwd ? 2.5 : 1.0) / p_.cp);
   if (p_.cp > 1) cp_exchange(at, bwd);
   const Time proj = linear(T, h_, heads_ * static_cast<double>(dv_), bwd, kLoraProj);
   if (!bwd) rs(proj);
@@ -228,6 +233,7 @@ void LayerBuilder::attention_block(bool bwd) {
     if (!frozen_ || (p_.task.lora_targets & kLoraQkv)) ag(first_gemm);
   }
   mem(Tsp_ * h_ * 2.0 * 3.0);  // residual add
+  b_.end_graph();
 }
 
 // MLA's q / kv down- and up-projections; returns the first GEMM's time (which hides the AG).
@@ -307,6 +313,7 @@ std::pair<Time, Time> LayerBuilder::dense_mlp(double ffn, bool bwd, double rows)
 }
 
 void LayerBuilder::mlp_block(bool bwd) {
+  if (!moe_) b_.begin_graph(kGraphMlp);      // CUDA-graph scope "mlp" (dense layers)
   mem(Tsp_ * h_ * 2.0 * (bwd ? 3.0 : 2.0));  // pre-MLP RMSNorm
   if (bwd && recompute(kRecomputeLayernorm)) mem(Tsp_ * h_ * 2.0 * 2.0);
   if (!moe_) {
@@ -323,6 +330,7 @@ void LayerBuilder::mlp_block(bool bwd) {
     moe_block(bwd);
   }
   mem(Tsp_ * h_ * 2.0 * 3.0);  // residual add
+  b_.end_graph();
 }
 
 void LayerBuilder::moe_block(bool bwd) {

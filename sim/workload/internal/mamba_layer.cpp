@@ -38,7 +38,7 @@ class MambaBuilder {
         full_recompute_(backward && p.recompute == Recompute::kFull &&
                         (p.recompute_layers == 0 ||
                          (layer % std::max(1, m.layers / p.pp)) < p.recompute_layers)),
-        b_(backward ? "mamba backward" : "mamba forward", fw.kernel_gap, fw.kernel_efficiency) {}
+        b_(backward ? "mamba backward" : "mamba forward", fw) {}
 
   Block build() {
     if (full_recompute_) pass(false);
@@ -50,23 +50,26 @@ class MambaBuilder {
   void mem(double bytes) { b_.kernel(c_.memory_bound(bytes)); }
   void quant(double elements) {
     if (gd_ == DType::kBf16) return;
-    b_.kernel(c_.quantize(static_cast<int64_t>(elements), gd_));
-    if (p_.precision == PrecisionRecipe::kFp8Current) mem(elements * 2.0);  // amax pass
+    b_.module_kernel(c_.quantize(static_cast<int64_t>(elements), gd_));
+    if (p_.precision == PrecisionRecipe::kFp8Current)  // amax pass
+      b_.module_kernel(c_.memory_bound(elements * 2.0));
   }
   // [rows × k]·[k × n] forward; backward its dgrad and wgrad. Returns the first GEMM's time.
+  // One Transformer Engine module call (in_proj / out_proj are TE linears) on the host.
   Time linear(double rows, double n, double k, bool bwd) {
     const int64_t M = std::llround(rows), N = std::llround(n), K = std::llround(k);
     const double fl = 2.0 * rows * n * k;
+    b_.module();
     if (!bwd) {
       quant(rows * k);
       const Time t = c_.gemm(M, N, K, gd_);
-      b_.kernel(t, fl);
+      b_.module_kernel(t, fl);
       return t;
     }
     quant(rows * n);
     const Time dgrad = c_.gemm(M, K, N, gd_);
-    b_.kernel(dgrad, fl);
-    b_.kernel(c_.gemm(K, N, M, gd_), fl);
+    b_.module_kernel(dgrad, fl);
+    b_.module_kernel(c_.gemm(K, N, M, gd_), fl);
     return dgrad;
   }
   void tp(CollOp op, Time hide) {
@@ -87,6 +90,7 @@ class MambaBuilder {
     const double d = static_cast<double>(s.d_inner()) / tp;
     const double conv = static_cast<double>(s.conv_channels()) / tp;
     const double in_w = static_cast<double>(s.in_proj_width()) / tp;
+    b_.begin_graph(kGraphMamba);               // CUDA-graph scope "mamba"
     mem(Tsp_ * h_ * 2.0 * (bwd ? 3.0 : 2.0));  // pre-norm
     const Time in_proj = linear(T_, in_w, h_, bwd);
     if (!bwd) ag(in_proj);
@@ -103,7 +107,7 @@ class MambaBuilder {
     // mamba_ssm's chunked scan runs 5 kernels forward (chunk_cumsum, chunk_state,
     // state_passing, bmm_chunk, chunk_scan) and 14 backward (those recomputed but chunk_scan,
     // then the dstates, state-passing, dx, dC, dB, dCB, ddA and cumsum gradients); the time is
-    // spread over them (each pays the kernel gap).
+    // spread over them (each a Triton launch from Python: one eager op's host cost).
     const double ssd_flops = T_ * ssd_scan_flops_per_token(s) / tp;
     const int parts = bwd ? 14 : 5;
     const Time ssd = c_.ssd_scan(sh, bwd);
@@ -120,6 +124,7 @@ class MambaBuilder {
       ag(in_proj);
     }
     mem(Tsp_ * h_ * 2.0 * 3.0);  // residual add
+    b_.end_graph();
   }
 
   const ModelSpec& m_;

@@ -1,10 +1,12 @@
 // The routed experts of one MoE layer, kernel by kernel (Megatron-Core megatron/core/transformer/
 // moe/: router.py, token_dispatcher.py, experts.py, moe_utils.py; Transformer Engine's
-// GroupedLinear and permutation ops). Every launch is one BlockBuilder::kernel() call, so a
-// per-launch host cost counts each of them. Kernel times: GEMMs from the GEMM / grouped-GEMM
-// tables (grouped GEMMs below ComputeModel::grouped_ref_tokens() tokens per expert from the
-// measured rate against tokens per expert), router / permute / unpermute from their measured rows
-// (ComputeModel::moe_kernel), the rest HBM-bound (ComputeModel::memory_bound).
+// GroupedLinear and permutation ops). Every launch is one BlockBuilder call with its host cost:
+// an eager op (kernel()) for the router, index and permutation kernels, a Transformer Engine
+// module call (module(), then module_kernel() per launch) for each GroupedLinear / Linear. Kernel
+// times: GEMMs from the GEMM / grouped-GEMM tables (grouped GEMMs below
+// ComputeModel::grouped_ref_tokens() tokens per expert from the measured rate against tokens per
+// expert), router / permute / unpermute from their measured rows (ComputeModel::moe_kernel), the
+// rest HBM-bound (ComputeModel::memory_bound).
 //
 // Forward with the alltoall dispatcher:
 //   router GEMM (BF16: Megatron's router is a plain linear outside Transformer Engine's FP8
@@ -27,8 +29,11 @@
 //
 // Host synchronisation: dropless routing makes the host wait for the token counts per expert
 // (alltoall: the .cpu() of the counts after their EP all-gather; unfused permute: masked_select's
-// output size; flex: the dispatch layout). That sync point is the host-thread model's
-// (HOST-SYNC below); this file only emits the kernels around it.
+// output size; flex: the dispatch layout) before it can launch the dispatch: one
+// BlockBuilder::host_sync() in the forward pass (the backward reuses the counts).
+// CUDA-graph scopes (framework.cuda_graph_scopes): "moe_router" captures the router (GEMM,
+// score function + top-k, aux loss, token counts), "moe_preprocess" the dispatch preprocess
+// (alltoall: the permute; flex: the dispatch layout); everything after the sync stays eager.
 #include "workload/internal/moe_layer.h"
 
 #include <algorithm>
@@ -53,6 +58,7 @@ class MoeBuilder {
   }
   void mem(double bytes) { b_.kernel(c_.memory_bound(bytes)); }
   void quant(double elements);
+  void preprocess();
   void router(bool bwd);
   void permute(bool bwd);
   void unpermute(bool bwd);
@@ -105,8 +111,9 @@ MoeBuilder::MoeBuilder(const MoeLayerInput& in, BlockBuilder& b)
 // every copy the GEMMs need; current scaling adds its amax pass).
 void MoeBuilder::quant(double elements) {
   if (!lowp_) return;
-  b_.kernel(c_.quantize(static_cast<int64_t>(elements), gd_));
-  if (p_.precision == PrecisionRecipe::kFp8Current) mem(elements * 2.0);
+  b_.module_kernel(c_.quantize(static_cast<int64_t>(elements), gd_));
+  if (p_.precision == PrecisionRecipe::kFp8Current)  // amax pass
+    b_.module_kernel(c_.memory_bound(elements * 2.0));
 }
 
 // Router GEMM, score function + top-k, load-balancing loss (Megatron's default
@@ -120,18 +127,20 @@ void MoeBuilder::router(bool bwd) {
   const double scores = Tm_ * E_ * 4.0;  // FP32 scores (moe_router_dtype fp32 in the recipes)
   const double fl = 2.0 * Tm_ * E_ * h_;
   const bool fused = fw_.moe_router_fusion;
+  b_.begin_graph(kGraphMoeRouter);
   if (!bwd) {
     b_.kernel(c_.gemm(T, Ei, H, DType::kBf16), fl);
     k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 1 : 4);
     k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 2 : 5);  // aux loss
     mem(Tm_ * E_);  // tokens per expert: routing_map.sum(0)
-    // HOST-SYNC(moe token counts): dropless routing copies the counts to the host here.
+    b_.end_graph();
     return;
   }
   k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 1 : 3);     // aux loss
   k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 1 : 3);     // scores + top-k
   b_.kernel(c_.gemm(T, H, Ei, DType::kBf16), fl);                              // dgrad
   if (!p_.task.frozen_base()) b_.kernel(c_.gemm(H, Ei, T, DType::kBf16), fl);  // wgrad
+  b_.end_graph();
 }
 
 // Tokens into expert order (forward), or the gradient back to token order (backward: the
@@ -221,13 +230,14 @@ void MoeBuilder::grouped_linear(double n, double kdim, bool bwd) {
   const Time fwd = bwd ? Time::zero() : share(Pass::kForward);
   const Time dgrad = bwd ? share(Pass::kDgrad) : Time::zero();
   const Time wgrad = bwd ? share(Pass::kWgrad) : Time::zero();
+  b_.module();
   for (int64_t e = 0; e < Gi_; ++e)
     quant(m_g_ * (bwd ? n : kdim));
   for (int64_t e = 0; e < Gi_; ++e)
-    b_.framework_kernel(bwd ? dgrad : fwd, fl);
+    b_.module_framework_kernel(bwd ? dgrad : fwd, fl);
   if (bwd && !p_.task.frozen_base())  // no wgrad for LoRA's frozen experts (task.h)
     for (int64_t e = 0; e < Gi_; ++e)
-      b_.framework_kernel(wgrad, fl);
+      b_.module_framework_kernel(wgrad, fl);
 }
 
 // One expert's TE Linear (SequentialMLP): quantise + the dense GEMM of m_g tokens; backward its
@@ -237,13 +247,14 @@ void MoeBuilder::sequential_linear(double m_g, double n, double kdim, bool bwd) 
   const int64_t N = static_cast<int64_t>(std::llround(n));
   const int64_t K = static_cast<int64_t>(std::llround(kdim));
   const double fl = 2.0 * m_g * n * kdim;
+  b_.module();
   quant(m_g * (bwd ? n : kdim));
   if (!bwd) {
-    b_.kernel(c_.gemm(M, N, K, gd_), fl);
+    b_.module_kernel(c_.gemm(M, N, K, gd_), fl);
     return;
   }
-  b_.kernel(c_.gemm(M, K, N, gd_), fl);
-  if (!p_.task.frozen_base()) b_.kernel(c_.gemm(K, N, M, gd_), fl);  // wgrad
+  b_.module_kernel(c_.gemm(M, K, N, gd_), fl);
+  if (!p_.task.frozen_base()) b_.module_kernel(c_.gemm(K, N, M, gd_), fl);  // wgrad
 }
 
 void MoeBuilder::experts(bool bwd) {
@@ -278,10 +289,25 @@ void MoeBuilder::experts(bool bwd) {
   mem(rows_ * h_ * 2.0 * 2.0);  // cat of the experts' outputs (or split of their gradients)
 }
 
-void MoeBuilder::forward() {
-  router(false);
+// The dispatcher's preprocess before the EP exchange (CUDA-graph scope "moe_preprocess"): the
+// alltoall dispatcher's permute, the flex dispatcher's dispatch layout.
+void MoeBuilder::preprocess() {
+  b_.begin_graph(kGraphMoePreprocess);
   if (flex_) {
     mem(Tm_ * E_ * 4.0);  // dispatch layout (tokens per rank / expert)
+  } else {
+    permute(false);
+  }
+  b_.end_graph();
+}
+
+void MoeBuilder::forward() {
+  router(false);
+  preprocess();
+  // Dropless routing: the host needs the token counts per expert (all-to-all splits, grouped
+  // GEMM sizes) before it can launch the dispatch.
+  b_.host_sync();
+  if (flex_) {
     dispatch_sync(true, false);
     permute(false);
     experts(false);
@@ -289,7 +315,6 @@ void MoeBuilder::forward() {
     dispatch_sync(false, false);
     return;
   }
-  permute(false);
   dispatch_sync(true, false);
   sort_chunks();
   experts(false);
@@ -312,7 +337,9 @@ void MoeBuilder::backward() {
     experts(true);
     sort_chunks();
     dispatch_sync(false, true);
+    b_.begin_graph(kGraphMoePreprocess);  // the permute's backward, in the same graph
     permute(true);
+    b_.end_graph();
   }
   router(true);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "workload/internal/block_builder.h"
 #include "workload/internal/schedule.h"
 
 namespace fleetsim::step_internal {
@@ -23,6 +24,8 @@ class StageBuilder {
         V_(in.par.pp * in.par.vp),
         dist_(in.par.distributed_optimizer && !in.par.fsdp),
         grad_op_(dist_ ? CollOp::kReduceScatter : CollOp::kAllReduce),
+        full_graph_(in.fw.cuda_graphs == CudaGraphs::kFullIteration),
+        nccl_(full_graph_ ? Time::zero() : in.fw.host.nccl),
         counts_(counts) {}
 
   Stage build();
@@ -40,6 +43,9 @@ class StageBuilder {
   void wait(int slot);
   void emit_segments(const Block& blk, int moe_layer = -1, int mb = 0);
   void emit_send(uint8_t dir, int chunk, int mb, const char* name);
+  void emit_recv(uint8_t dir, int chunk, int mb);
+  void host_sync(const char* name);
+  int span_index(const Segment& sg);
   void launch_grad_reduce(const Bucket& b);
   void launch_param_gather(const Bucket& b);
   void wait_param_gather(const Bucket& b);
@@ -56,7 +62,10 @@ class StageBuilder {
   const int s_, V_;
   const bool dist_;  // distributed optimizer (not FSDP): reduce-scatter, then all-gather
   const CollOp grad_op_;
+  const bool full_graph_;  // cuda_graphs "full_iteration": no launches or syncs inside the step
+  const Time nccl_;        // host time of one torch.distributed call
   CollCounts& counts_;
+  std::map<const Segment*, int> span_of_;  // memoized segments → Stage::spans
   Stage st_;
   // Buckets per chunk, in backward order, and the bucket each layer's gradients land in.
   std::vector<std::vector<Bucket>> buckets_;
@@ -80,6 +89,12 @@ Stage StageBuilder::build() {
   }
   fwd_seen_.assign(p_.vp, 0);
   bwd_seen_.assign(p_.vp, 0);
+  if (full_graph_) {  // one graph launch replays the whole forward-backward
+    Instr x{Op::kCompute};
+    x.h = x.d = fw_.host.op + fw_.host.graph;
+    x.name = "cuda graph launch";
+    st_.prog.push_back(x);
+  }
   for (const ScheduleStep& step : schedule_order(p_.pp, p_.vp, in_.micro_batches, s_)) {
     if (step.forward)
       forward(step);
@@ -132,6 +147,7 @@ void StageBuilder::launch(Dim d, int slot, CollOp op, double bytes, const char* 
   x.dim = d;
   x.slot = slot;
   x.a = in_.comm.time(d, op, bytes);
+  x.h = nccl_;
   x.name = name;
   st_.prog.push_back(x);
 }
@@ -147,19 +163,24 @@ void StageBuilder::emit_segments(const Block& blk, int moe_layer, int mb) {
   for (const CollCall& cc : blk.colls)
     counts_[cc] += 1;
   for (const Segment& sg : blk.segs) {
-    if (sg.compute > Time::zero() || sg.tp > Time::zero()) {
+    if (sg.compute > Time::zero() || sg.tp > Time::zero() || sg.host > Time::zero()) {
       Instr x{Op::kCompute};
       x.a = sg.compute;
       x.b = sg.tp;
+      x.h = sg.host;
+      x.d = step_internal::host_span(sg.span, 1.0);
+      x.span = span_index(sg);
       x.name = sg.name;
       x.mb = mb;
       if (sg.experts) x.moe = moe_layer;
       st_.prog.push_back(x);
     }
+    if (sg.d2h) host_sync("token counts (D2H)");
     if (sg.sync_dim >= 0) {
       Instr x{Op::kSync};
       x.dim = static_cast<Dim>(sg.sync_dim);
       x.a = sg.sync;
+      x.h = sg.sync_host;
       x.name = sg.sync_name;
       x.mb = mb;
       if (x.dim == Dim::kEp) x.moe = moe_layer;
@@ -172,8 +193,37 @@ void StageBuilder::emit_send(uint8_t dir, int chunk, int mb, const char* name) {
   counts_[CollCall{Dim::kPp, CollOp::kSendRecv, costs_.p2p_bytes()}] += 1;
   Instr x{Op::kSend, Dim::kPp, dir, chunk, mb};
   x.a = costs_.p2p_time();
+  x.h = nccl_;
   x.name = name;
   st_.prog.push_back(x);
+}
+
+// A pipeline receive posted from the host. Without interleaving Megatron batches each
+// send / receive pair (batch_isend_irecv) and calls torch.cuda.synchronize() after it
+// (batch_p2p_sync), so the host waits there until the data has arrived; interleaved
+// schedules overlap P2P without that sync (overlap_p2p_comm).
+void StageBuilder::emit_recv(uint8_t dir, int chunk, int mb) {
+  Instr x{Op::kRecv, Dim::kPp, dir, chunk, mb};
+  x.h = nccl_;
+  st_.prog.push_back(x);
+  if (p_.vp == 1 && !full_graph_) host_sync("p2p sync");
+}
+
+// The host waits until the GPU has reached this point, then a device-to-host round trip.
+void StageBuilder::host_sync(const char* name) {
+  Instr x{Op::kHostSync};
+  x.a = fw_.host.d2h;
+  x.name = name;
+  st_.prog.push_back(x);
+}
+
+int StageBuilder::span_index(const Segment& sg) {
+  auto it = span_of_.find(&sg);
+  if (it != span_of_.end()) return it->second;
+  st_.spans.push_back(sg.span);
+  const int i = static_cast<int>(st_.spans.size()) - 1;
+  span_of_.emplace(&sg, i);
+  return i;
 }
 
 void StageBuilder::launch_grad_reduce(const Bucket& b) {
@@ -205,7 +255,7 @@ void StageBuilder::fsdp_gather(int v, int i, std::vector<int>& ag_slot) {
 void StageBuilder::forward(const ScheduleStep& step) {
   const int c = step.chunk, v = c * p_.pp + s_;
   const int n = in_.layers_per_vstage[v];
-  if (v > 0) st_.prog.push_back(Instr{Op::kRecv, Dim::kPp, 0, c, step.mb});
+  if (v > 0) emit_recv(0, c, step.mb);
   // The chunk's first forward waits, layer by layer, for the bucket holding the layer.
   const bool first_fwd = fwd_seen_[c]++ == 0 && dist_ && fw_.overlap_param_gather;
   if (first_fwd && v == 0) wait_param_gather(buckets_[c].back());
@@ -228,7 +278,7 @@ void StageBuilder::backward(const ScheduleStep& step) {
   const int c = step.chunk, v = c * p_.pp + s_;
   const int n = in_.layers_per_vstage[v];
   const bool last_mb = ++bwd_seen_[c] == in_.micro_batches;
-  if (v < V_ - 1) st_.prog.push_back(Instr{Op::kRecv, Dim::kPp, 1, c, step.mb});
+  if (v < V_ - 1) emit_recv(1, c, step.mb);
   if (v == V_ - 1) emit_segments(costs_.head(true));
   std::vector<int> ag_slot(n, -1);
   fsdp_gather(v, n - 1, ag_slot);
@@ -287,8 +337,12 @@ void StageBuilder::finish() {
         wait(b.slot_ers);
       }
   }
+  // The gradient norm (clipping) and the inf / NaN check read a value on the host: the host
+  // waits for the gradients before it launches the optimizer.
+  host_sync("grad-norm / inf check (D2H)");
   Instr x{Op::kOptimizer};
   x.a = costs_.optimizer_time(s_);
+  x.h = fw_.host.op;
   x.name = "optimizer";
   st_.prog.push_back(x);
   if (dist_ && !fw_.overlap_param_gather) {

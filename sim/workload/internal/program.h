@@ -22,13 +22,14 @@
 namespace fleetsim::step_internal {
 
 enum class Op : uint8_t {
-  kCompute,   // a: compute time at speed 1, b: exposed TP time
-  kSync,      // blocking group collective (EP / CP): dim, dur
-  kRecv,      // wait for a pipeline receive: dir, chunk, mb
-  kSend,      // asynchronous pipeline send: dir, chunk, mb, dur
-  kLaunch,    // asynchronous DP-stream collective: dim, slot, dur
-  kWait,      // wait for DP-stream collective `slot`
-  kOptimizer  // optimizer step
+  kCompute,    // a: compute time at speed 1, b: exposed TP time
+  kSync,       // blocking group collective (EP / CP): dim, dur
+  kRecv,       // wait for a pipeline receive: dir, chunk, mb
+  kSend,       // asynchronous pipeline send: dir, chunk, mb, dur
+  kLaunch,     // asynchronous DP-stream collective: dim, slot, dur
+  kWait,       // wait for DP-stream collective `slot`
+  kOptimizer,  // optimizer step
+  kHostSync    // the host waits until the GPU reaches this point, then a: D2H round trip
 };
 
 struct Instr {
@@ -38,15 +39,19 @@ struct Instr {
   int32_t chunk = 0;
   int32_t mb = 0;
   int32_t slot = 0;
-  int32_t moe = -1;  // MoE layer index: expert compute / EP all-to-all scaled by its load
-  Time a;            // compute / duration
-  Time b;            // exposed TP
+  int32_t moe = -1;   // MoE layer index: expert compute / EP all-to-all scaled by its load
+  int32_t span = -1;  // kCompute: Stage::spans index of its host span D(s)
+  Time a{};           // compute / duration
+  Time b{};           // exposed TP
+  Time h{};           // host time: a segment's launches (H), or the host call issuing the op
+  Time d{};           // kCompute: host span D at scale 1 (Segment::span)
   const char* name = "";
 };
 
 struct Stage {
   std::vector<Instr> prog;
-  int dp_slots = 0;  // DP-stream collectives (slots) the program launches
+  std::vector<std::vector<HostLine>> spans;  // host spans of the segments the program runs
+  int dp_slots = 0;                          // DP-stream collectives (slots) the program launches
 };
 
 // Collectives one TP unit of a stage issues per step: call → how many times.

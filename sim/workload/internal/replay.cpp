@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "workload/internal/block_builder.h"
+
 namespace fleetsim::step_internal {
 
 Engine::Engine(const Geometry& G, std::vector<Stage>& stages, std::vector<int> units, int vp, int M,
@@ -128,22 +130,36 @@ void Engine::advance(Simulator& sim, int u) {
   U.end = now;
 }
 
+bool Engine::issue(Simulator& sim, int u, const Instr& in, int64_t now) {
+  Unit& U = units_[u];
+  if (in.h <= Time::zero() || U.issued == U.pc) return true;
+  U.issued = U.pc;
+  record(u, "host", in.name, U.host, in.h.ps());
+  U.host += in.h.ps();
+  if (U.host <= now) return true;
+  U.t_host += U.host - now;
+  wake(sim, u, U.host);
+  return false;
+}
+
 bool Engine::execute(Simulator& sim, int u, const Instr& in, int64_t now) {
   switch (in.op) {
     case Op::kCompute:
       return exec_compute(sim, u, in, now);
     case Op::kOptimizer:
-      return exec_optimizer(sim, u, in, now);
+      return issue(sim, u, in, now) && exec_optimizer(sim, u, in, now);
     case Op::kSend:
       return exec_send(sim, u, in, now);
     case Op::kRecv:
-      return exec_recv(sim, u, in, now);
+      return issue(sim, u, in, now) && exec_recv(sim, u, in, now);
     case Op::kSync:
-      return exec_sync(sim, u, in, now);
+      return issue(sim, u, in, now) && exec_sync(sim, u, in, now);
     case Op::kLaunch:
       return exec_launch(sim, u, in, now);
     case Op::kWait:
       return exec_wait(sim, u, in, now);
+    case Op::kHostSync:
+      return exec_host_sync(u, in, now);
   }
   return false;
 }
@@ -153,13 +169,32 @@ bool Engine::exec_compute(Simulator& sim, int u, const Instr& in, int64_t now) {
   const double load = in.moe >= 0 ? moe_factor(u, in.moe, in.mb) : 1.0;
   const int64_t c =
       static_cast<int64_t>(std::llround(static_cast<double>(in.a.ps()) * load / U.speed));
-  const int64_t dur = c + in.b.ps();
+  const double s = load / U.speed;
+  const int64_t span =
+      s == 1.0 || in.span < 0
+          ? in.d.ps()
+          : host_span(stages_[G_.stage_of_unit(unit_list_[u])].spans[in.span], s).ps();
+  const int64_t gpu_end = now + c + in.b.ps();
+  const int64_t end = std::max(gpu_end, U.host + span);
   U.t_compute += c;
   U.t_tp += in.b.ps();
-  record(u, "compute", in.name, now, dur);
+  U.t_host += end - gpu_end;
+  record(u, "host", in.name, U.host, in.h.ps());
+  U.host += in.h.ps();
+  record(u, "compute", in.name, now, end - now);
   ++U.pc;
-  wake(sim, u, now + dur);
+  wake(sim, u, end);
   return false;
+}
+
+bool Engine::exec_host_sync(int u, const Instr& in, int64_t now) {
+  Unit& U = units_[u];
+  record(u, "host", "wait for GPU", U.host, now - U.host);
+  U.host = std::max(U.host, now);
+  record(u, "host", in.name, U.host, in.a.ps());
+  U.host += in.a.ps();
+  ++U.pc;
+  return true;
 }
 
 bool Engine::exec_optimizer(Simulator& sim, int u, const Instr& in, int64_t now) {
@@ -177,8 +212,12 @@ bool Engine::exec_send(Simulator& sim, int u, const Instr& in, int64_t now) {
   int pc_chunk = 0;
   const int peer = neighbour(unit_list_[u], in.dir, in.chunk, &pc_chunk);
   const int pi = index_[peer];
-  const int64_t arrive = now + in.a.ps();
-  record(u, "pp", in.name, now, in.a.ps());
+  // Posted by the host, started once the stream has reached it.
+  record(u, "host", in.name, U.host, in.h.ps());
+  U.host += in.h.ps();
+  const int64_t start = std::max(now, U.host);
+  const int64_t arrive = start + in.a.ps();
+  record(u, "pp", in.name, start, in.a.ps());
   if (pi >= 0) {
     Unit& P = units_[pi];
     P.arrivals[arr_index(in.dir, pc_chunk, in.mb)] = arrive;
@@ -249,7 +288,10 @@ bool Engine::exec_launch(Simulator& sim, int u, const Instr& in, int64_t now) {
   auto& pend = launches_[d][c];
   auto& L = pend[in.slot];
   L.arrived++;
-  L.max_time = std::max(L.max_time, now);
+  Unit& U = units_[u];
+  record(u, "host", in.name, U.host, in.h.ps());
+  U.host += in.h.ps();
+  L.max_time = std::max(L.max_time, std::max(now, U.host));
   if (L.arrived == comp_size_[d][c]) {
     int64_t& free = stream_free_[d][c];
     const int64_t start = std::max(free, L.max_time);

@@ -8,9 +8,18 @@
 // dimension), then lasts the collective's time; DP-stream collectives start once every member
 // has launched them and run one after another on the component's stream, and a wait blocks
 // until its collective ends. Time spent is charged to the unit's breakdown (compute, exposed
-// TP / CP / EP / PP / DP, bubble, optimizer).
+// TP / CP / EP / PP / DP, bubble, optimizer, host).
+//
+// Beside its GPU stream each unit has a host thread (a clock `host`): the host issues a
+// segment's kernels at their host costs and runs ahead of the GPU, so a segment that starts
+// with the stream free at g and the host free at h ends at max(g + T, h + D) (Segment::span)
+// and frees the host at h + H. An op the GPU stream runs (synchronisation, receive, optimizer)
+// starts once the host has issued it; asynchronous launches (pipeline sends, DP-stream
+// collectives) start once issued and reached; a host sync (kHostSync) makes the host wait for
+// the GPU. GPU time spent waiting for the host is host_exposed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <unordered_map>
@@ -34,9 +43,11 @@ class Engine final : public EventHandler {
     double speed = 1.0;
     Time block_start;
     int blocked = kRunning;
+    int64_t host = 0;          // when the unit's host thread is free (ps)
+    size_t issued = SIZE_MAX;  // pc of the GPU-stream op the host has issued
     // accounting (ps)
     int64_t t_compute = 0, t_tp = 0, t_cp = 0, t_ep = 0, t_pp = 0, t_bubble = 0, t_dp = 0,
-            t_opt = 0, end = 0;
+            t_opt = 0, t_host = 0, end = 0;
     std::vector<int64_t> arrivals;  // [dir][chunk][mb] arrival time, -1 unknown
     std::vector<int64_t> slot_done;
   };
@@ -88,6 +99,10 @@ class Engine final : public EventHandler {
   bool exec_sync(Simulator& sim, int u, const Instr& in, int64_t now);
   bool exec_launch(Simulator& sim, int u, const Instr& in, int64_t now);
   bool exec_wait(Simulator& sim, int u, const Instr& in, int64_t now);
+  bool exec_host_sync(int u, const Instr& in, int64_t now);
+  // An op the GPU stream runs starts once the host has issued it: false (and a wake-up when
+  // the host gets there) while the GPU waits for the host.
+  bool issue(Simulator& sim, int u, const Instr& in, int64_t now);
   void complete_launch(Simulator& sim, int d, int c, const Instr& in, int64_t start, int64_t end);
 
   // Charges a receive's wait: up to `transfer` as exposed PP time, the rest as bubble.
