@@ -129,7 +129,7 @@ const DispatchGlobals& dispatch_globals() {
 double dispatch_copy_bytes(const DispatchCall& c) {
   const double h = c.hidden;
   const bool fp8 = c.fp8 && c.op == DispatchOp::kDispatch;
-  double b = fp8 ? h + 4.0 * h / 128.0 : 2.0 * h;
+  double b = c.copy_bytes > 0 ? c.copy_bytes : fp8 ? h + 4.0 * h / 128.0 : 2.0 * h;
   if (c.mode == DispatchMode::kLowLatency && c.op == DispatchOp::kDispatch) b += 16.0;
   return b;
 }

@@ -67,7 +67,8 @@ struct DispatchCall {
   DispatchRouting routing = DispatchRouting::kUniform;
   int sms = 0;  // SMs the kernels take; 0 = the library's default
   DispatchApi api = DispatchApi::kKernel;
-  bool nvlink = true;  // low latency: false = every pair through the NIC, even inside a domain
+  bool nvlink = true;     // low latency: false = every pair through the NIC, even inside a domain
+  double copy_bytes = 0;  // bytes per token copy given by the caller; 0 = from hidden and fp8
 };
 
 // The global parameters (see the header comment).
@@ -96,7 +97,7 @@ struct DispatchGlobals {
 const DispatchGlobals& dispatch_globals();
 
 // Bytes of one token copy: 2·hidden (BF16); hidden + 4·hidden/128 (FP8 with one FP32 scale per
-// 128 values); low-latency dispatch messages add a 16-byte header.
+// 128 values), or the call's copy_bytes; low-latency dispatch messages add a 16-byte header.
 double dispatch_copy_bytes(const DispatchCall& c);
 // P(a token's top_k distinct experts, drawn uniformly from `experts`, include at least one of
 // `held` of them) = 1 − C(E−e, k) / C(E, k).

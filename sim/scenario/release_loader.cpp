@@ -36,7 +36,7 @@ const std::vector<SwitchDef>& switch_defs() {
        Kind::kList,
        true,
        {"core_attn", "mlp", "mla_up_proj", "moe_act", "layernorm"}},
-      {"moe_flex_backend", Kind::kChoice, false, {"deepep", "hybridep"}},
+      {"moe_flex_backend", Kind::kChoice, true, {"deepep", "hybridep"}},
       {"cuda_graphs", Kind::kChoice, true, {"none", "local", "scopes", "full_iteration"}},
       {"cuda_graph_scopes",
        Kind::kList,
@@ -280,6 +280,7 @@ std::vector<std::string> apply_release(const ReleaseRecipe& r, bool set_recomput
     notes.push_back("framework.release " + r.release + ": " + s.name + "=" + s.value + " " + why +
                     " (" + s.source + ")");
   };
+  bool hybridep = false;
   for (const ReleaseSwitch& s : r.switches) {
     const bool on = s.value == "true";
     if (!s.modelled) {
@@ -300,6 +301,8 @@ std::vector<std::string> apply_release(const ReleaseRecipe& r, bool set_recomput
       fw.moe_permute_fusion = on;
     } else if (s.name == "moe_dispatcher") {
       fw.moe_dispatcher = s.value == "flex" ? MoeDispatcher::kDeepEp : MoeDispatcher::kAllToAll;
+    } else if (s.name == "moe_flex_backend") {
+      hybridep = s.value == "hybridep";
     } else if (s.name == "ep_comm_overlap") {
       // Megatron-Core runs it only without pipelining or with the interleaved schedule.
       if (on && t->par.pp > 1 && t->par.vp == 1) {
@@ -325,6 +328,13 @@ std::vector<std::string> apply_release(const ReleaseRecipe& r, bool set_recomput
         t->par.recompute_modules = bits;
       }
     }
+  }
+  // The flex dispatcher's backend. Megatron-Bridge's performance scripts give HybridEP 32 SMs
+  // whenever a recipe selects it (scripts/performance/utils/helpers.py v0.2.0 L111-L113,
+  // overrides.py v0.3.0-v0.6.0: moe_hybridep_num_sms = 32); DeepEP keeps Megatron's 20.
+  if (hybridep && fw.moe_dispatcher == MoeDispatcher::kDeepEp) {
+    fw.moe_dispatcher = MoeDispatcher::kHybridEp;
+    fw.moe_dispatcher_sms = 32;
   }
   return notes;
 }

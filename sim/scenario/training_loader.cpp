@@ -230,9 +230,23 @@ void read_framework(const Obj& w, TrainingWorkload* out) {
                                                : PipelineSplit::kAuto;
     }
     if (f.has("moe_dispatcher")) {
-      t.fw.moe_dispatcher = f.choice("moe_dispatcher", {"alltoall", "deepep"}) == "deepep"
-                                ? MoeDispatcher::kDeepEp
-                                : MoeDispatcher::kAllToAll;
+      // The dispatchers of step.h by their scenario names ("nccl" = "alltoall").
+      static const std::vector<std::pair<std::string, MoeDispatcher>> kDispatchers = {
+          {"alltoall", MoeDispatcher::kAllToAll},
+          {"nccl", MoeDispatcher::kAllToAll},
+          {"deepep", MoeDispatcher::kDeepEp},
+          {"deepep-low-latency", MoeDispatcher::kDeepEpLowLatency},
+          {"hybridep", MoeDispatcher::kHybridEp},
+          {"uccl-ep", MoeDispatcher::kUcclEp},
+          {"uccl-ep-low-latency", MoeDispatcher::kUcclEpLowLatency},
+          {"pplx", MoeDispatcher::kPplx},
+          {"nvlink-one-sided", MoeDispatcher::kNvlinkOneSided}};
+      std::vector<std::string> names;
+      for (const auto& [name, d] : kDispatchers)
+        names.push_back(name);
+      const std::string name = f.choice("moe_dispatcher", names);
+      for (const auto& [n, d] : kDispatchers)
+        if (n == name) t.fw.moe_dispatcher = d;
     }
     if (f.has("ep_comm_overlap")) {
       t.fw.ep_comm_overlap = f.boolean("ep_comm_overlap");

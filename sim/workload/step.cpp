@@ -247,7 +247,8 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
                        [&](Dim d, CollOp op, double bytes) { return comm.time(d, op, bytes); });
   if (is_moe(m)) {
     costs.set_ep_dispatch([&](double tokens, double bytes) {
-      return comm.ep_dispatch(tokens, bytes, m.moe.experts, m.moe.top_k);
+      return comm.ep_dispatch(tokens, bytes, m.moe.experts, m.moe.top_k, in.fw.moe_dispatcher,
+                              in.fw.moe_dispatcher_sms);
     });
   }
 

@@ -41,12 +41,20 @@ enum class PipelineSplit {
   kBalanced,  // contiguous split minimising the slowest virtual stage (NeMo's layouts)
 };
 
-// How MoE tokens travel to their experts.
+// How MoE tokens travel to their experts: Megatron's alltoall dispatcher, or the flex
+// dispatcher with one of the EP communication libraries of sim/coll/dispatch.h (FP8 dispatch
+// with FP8 recipes, BF16 combine; copies per library and mode as docs/training-model.md
+// "Expert dispatch" says). Scenario names in the comments.
 enum class MoeDispatcher {
-  kAllToAll,  // Megatron's alltoall dispatcher: every top-k copy sent, BF16
-  kDeepEp,    // flex dispatcher with DeepEP / HybridEP: FP8 dispatch with FP8 recipes, BF16
-              // combine; one copy per destination GPU inside a node, one per destination node
-              // across the network (forwarded over NVLink there)
+  kAllToAll,          // "alltoall" (alias "nccl"): every top-k copy sent with NCCL, BF16
+  kDeepEp,            // "deepep": DeepEP normal kernels, one copy per destination GPU in a node
+                      // and one per destination node (forwarded over NVLink there)
+  kDeepEpLowLatency,  // "deepep-low-latency": one RDMA message per token–expert pair
+  kHybridEp,          // "hybridep"
+  kUcclEp,            // "uccl-ep": DeepEP's kernels with a CPU proxy driving the NICs (EFA)
+  kUcclEpLowLatency,  // "uccl-ep-low-latency"
+  kPplx,              // "pplx"
+  kNvlinkOneSided,    // "nvlink-one-sided" (TensorRT-LLM NVLinkOneSided)
 };
 
 // Host (CPU) time of the framework issuing work to the GPU, per host CPU class
@@ -89,6 +97,9 @@ bool parse_cuda_graph_scope(const std::string& name, unsigned* bit);
 // Framework behaviour (Megatron-LM / NeMo switches) and the global framework parameters.
 struct FrameworkOptions {
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  // SMs the flex dispatcher's kernels take (Megatron's --moe-flex-dispatcher-num-sms /
+  // --moe-hybridep-num-sms); 0 = the library's default (sim/coll/dispatch.cpp).
+  int moe_dispatcher_sms = 0;
   // Megatron's --overlap-moe-expert-parallel-comm: in steady 1F1B the forward of one
   // micro-batch and the backward of another run interleaved per layer, so each EP all-to-all
   // hides behind the other pass's compute.

@@ -138,7 +138,10 @@ TEST_CASE("framework.release sets the modelled switches and explicit keys overri
   Scenario s = parse_scenario(qwen_scenario(R"({"release": "nemo-26.06"})"), "s.json", opts());
   const TrainingWorkload& t = *s.training;
   CHECK(t.release == "nemo-26.06");
-  CHECK(t.fw.moe_dispatcher == MoeDispatcher::kDeepEp);
+  // v0.4.2 QWEN3_30B_A3B GB300: the flex dispatcher with the HybridEP backend, at the 32 SMs
+  // the performance scripts give it (overrides.py: moe_hybridep_num_sms = 32).
+  CHECK(t.fw.moe_dispatcher == MoeDispatcher::kHybridEp);
+  CHECK(t.fw.moe_dispatcher_sms == 32);
   CHECK(t.fw.ep_comm_overlap);
   CHECK(t.fw.tp_comm_overlap);
   // v0.5.0 QWEN3_30B_A3B_PRETRAIN_CONFIG_GB300_FP8_MX_V1: cuda_graph_impl="full_iteration".

@@ -171,3 +171,29 @@ TEST_CASE("closest_match suggests near keys only") {
   CHECK(closest_match("sedd", {"seed", "name"}) == "seed");
   CHECK(closest_match("zzzzzz", {"seed", "name"}).empty());
 }
+
+TEST_CASE("framework.moe_dispatcher names a dispatcher or an EP library and mode") {
+  auto dispatcher = [](const std::string& name) {
+    const std::string text =
+        R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 2},
+     "workload": {"type": "training", "model": "mixtral-8x7b", "parallelism": {"ep": 8},
+                  "batch": {"global": 16, "micro": 1, "seq_len": 4096},
+                  "framework": {"moe_dispatcher": ")" +
+        name + R"("}}})";
+    return parse_scenario(text, "s.json", opts()).training->fw.moe_dispatcher;
+  };
+  CHECK(dispatcher("alltoall") == MoeDispatcher::kAllToAll);
+  CHECK(dispatcher("nccl") == MoeDispatcher::kAllToAll);
+  CHECK(dispatcher("deepep") == MoeDispatcher::kDeepEp);
+  CHECK(dispatcher("deepep-low-latency") == MoeDispatcher::kDeepEpLowLatency);
+  CHECK(dispatcher("hybridep") == MoeDispatcher::kHybridEp);
+  CHECK(dispatcher("uccl-ep") == MoeDispatcher::kUcclEp);
+  CHECK(dispatcher("uccl-ep-low-latency") == MoeDispatcher::kUcclEpLowLatency);
+  CHECK(dispatcher("pplx") == MoeDispatcher::kPplx);
+  CHECK(dispatcher("nvlink-one-sided") == MoeDispatcher::kNvlinkOneSided);
+  CHECK(error_of(R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "count": 2},
+     "workload": {"type": "training", "model": "mixtral-8x7b", "parallelism": {"ep": 8},
+                  "batch": {"global": 16, "micro": 1, "seq_len": 4096},
+                  "framework": {"moe_dispatcher": "hybrid-ep"}}})")
+            .find("/workload/framework/moe_dispatcher: expected one of") != std::string::npos);
+}

@@ -1,8 +1,10 @@
 // Step simulator (sim/workload/step.cpp): pipeline schedules against their closed forms,
 // configuration checks, determinism, symmetry mode and slow GPUs.
 #include <catch2/catch.hpp>
+
 #include <cmath>
 
+#include "coll/dispatch.h"
 #include "core/error.h"
 #include "scenario/model_loader.h"
 #include "scenario/scenario.h"
@@ -171,13 +173,15 @@ TEST_CASE("invalid parallel configurations are input errors with the JSON pointe
   }
 }
 
-TEST_CASE("DeepEP-style dispatch sends one copy per destination GPU: closed-form ratio") {
-  // DeepSeek-V3 cut to 5 layers (3 dense + 2 MoE), EP 8 inside one DGX-B200, BF16 everywhere so
-  // only the copy count differs. Per token the alltoall dispatcher sends top_k · 7/8 = 7 copies
-  // off-rank; DeepEP sends one to each other GPU holding one of its experts: 7 · (1 − (1 −
-  // 32/256)^8) = 4.592 copies. With 16K-token sequences the all-to-alls move 1.9 GB per rank and
-  // are bandwidth-bound (the fixed latency is < 1 % of them), so the EP time scales by
-  // 4.592 / 7 = 0.656.
+TEST_CASE("EP dispatch through a library: the dispatch model's closed form per call") {
+  // DeepSeek-V3 cut to 5 layers (3 dense + 2 MoE), EP 8 inside one DGX-B200, BF16 everywhere,
+  // one micro-batch of 16K tokens per rank: 2 MoE layers × (dispatch + combine) × (forward +
+  // backward) = 8 calls, all exposed. A library sends one copy to each other GPU holding one of
+  // a token's experts: p = 1 − C(224,8)/C(256,8) = 0.66183 of the 8 ranks per token (32 of 256
+  // experts each). Per call (sim/coll/dispatch.h, parameters of dispatch_params):
+  //   DeepEP: t_fixed + max(T_sm, T_nvl), T_sm = 8·16384·p·(c_tok + 14336 B / r_sm) / 20 SMs,
+  //   T_nvl = 7·16384·p·14336 B / (900 GB/s · η_nvl): here the SMs bind (2.87 vs 1.81 ms);
+  //   nvlink-one-sided: 18 us + T_nvl at its η_nvl (no SM limit).
   Fixture f;
   StepInput in;
   in.model = load_model("deepseek-v3", kRoot);
@@ -191,9 +195,19 @@ TEST_CASE("DeepEP-style dispatch sends one copy per destination GPU: closed-form
   const StepResult a2a = simulate_step(in, f.topo, f.cp, f.compute);
   in.fw.moe_dispatcher = MoeDispatcher::kDeepEp;
   const StepResult deepep = simulate_step(in, f.topo, f.cp, f.compute);
-  const double expected = 7.0 * (1.0 - std::pow(1.0 - 32.0 / 256.0, 8.0)) / 7.0;
+  in.fw.moe_dispatcher = MoeDispatcher::kNvlinkOneSided;
+  const StepResult one_sided = simulate_step(in, f.topo, f.cp, f.compute);
+  in.fw.moe_dispatcher = MoeDispatcher::kDeepEp;
+  const double p = 0.6618315000, copy = 14336;
+  const DispatchParams& dp = dispatch_params(DispatchLibrary::kDeepEp);
+  const DispatchParams& os = dispatch_params(DispatchLibrary::kNvlinkOneSided);
+  const double sm = 8 * 16384 * p * (dp.c_tok_us * 1e-6 + copy / (dp.r_sm_gbps * 1e9)) / 20;
+  const double nvl = 7 * 16384 * p * copy / 900e9;
+  const double t_deepep = dp.fixed_dispatch.seconds() + std::max(sm, nvl / dp.eta_nvl);
+  const double t_one_sided = os.fixed_dispatch.seconds() + nvl / os.eta_nvl;
   REQUIRE(a2a.breakdown.ep_exposed > 0);
-  CHECK(deepep.breakdown.ep_exposed / a2a.breakdown.ep_exposed == Approx(expected).epsilon(0.015));
+  CHECK(deepep.breakdown.ep_exposed == Approx(8 * t_deepep).epsilon(0.01));
+  CHECK(one_sided.breakdown.ep_exposed == Approx(8 * t_one_sided).epsilon(0.01));
   // Overlapping the all-to-alls with the other micro-batch's compute only hides time.
   in.fw.ep_comm_overlap = true;
   const StepResult overlap = simulate_step(in, f.topo, f.cp, f.compute);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 
+#include "coll/dispatch.h"
 #include "core/error.h"
 #include "core/simulator.h"
 #include "net/flow_network.h"
@@ -69,49 +70,75 @@ Time CommModel::time(Dim d, CollOp op, double bytes) {
   return t;
 }
 
-Time CommModel::ep_dispatch(double tokens, double bytes_per_copy, int experts, int top_k) {
+namespace {
+
+// The library and mode of a flex dispatcher (step.h).
+DispatchCall dispatch_call(MoeDispatcher d) {
+  DispatchCall c;
+  switch (d) {
+    case MoeDispatcher::kAllToAll:
+      c.library = DispatchLibrary::kNccl;
+      break;
+    case MoeDispatcher::kDeepEp:
+      c.library = DispatchLibrary::kDeepEp;
+      break;
+    case MoeDispatcher::kDeepEpLowLatency:
+      c.library = DispatchLibrary::kDeepEp;
+      c.mode = DispatchMode::kLowLatency;
+      break;
+    case MoeDispatcher::kHybridEp:
+      c.library = DispatchLibrary::kHybridEp;
+      break;
+    case MoeDispatcher::kUcclEp:
+      c.library = DispatchLibrary::kUcclEp;
+      break;
+    case MoeDispatcher::kUcclEpLowLatency:
+      c.library = DispatchLibrary::kUcclEp;
+      c.mode = DispatchMode::kLowLatency;
+      break;
+    case MoeDispatcher::kPplx:
+      c.library = DispatchLibrary::kPplx;
+      break;
+    case MoeDispatcher::kNvlinkOneSided:
+      c.library = DispatchLibrary::kNvlinkOneSided;
+      break;
+  }
+  return c;
+}
+
+}  // namespace
+
+Time CommModel::ep_dispatch(double tokens, double bytes_per_copy, int experts, int top_k,
+                            MoeDispatcher dispatcher, int sms) {
   const auto k = std::make_tuple(static_cast<int64_t>(std::llround(tokens)),
                                  static_cast<int64_t>(std::llround(bytes_per_copy)), experts);
   auto it = ep_memo_.find(k);
   if (it != ep_memo_.end()) return it->second;
   const auto groups = colocated_groups(Dim::kEp);
+  DispatchCall c = dispatch_call(dispatcher);
+  c.ranks = static_cast<int>(groups.front().size());
+  c.tokens_per_rank = tokens;
+  c.copy_bytes = bytes_per_copy;
+  c.hidden = 1;  // unused: copy_bytes says the bytes
+  c.top_k = top_k;
+  c.experts = experts;
+  c.sms = sms;
+  std::vector<DispatchPlan> calls;
   std::vector<CollectivePlan> plans;
   for (size_t gi = 0; gi < groups.size(); ++gi) {
-    const auto bytes = ep_dispatch_bytes(groups[gi], tokens, bytes_per_copy, experts, top_k);
-    plans.push_back(plan_alltoallv(topo_, params_, groups[gi], bytes, seed_ + gi));
+    calls.push_back(plan_dispatch(topo_, params_, c, groups[gi], seed_ + gi));
+    plans.push_back(std::move(calls.back().flows));
   }
-  Simulator sim;
-  FlowNetwork net(sim, topo_.links());
-  const Time worst = run_wave(std::move(plans), params_, sim, net);
+  Time flow = Time::zero();
+  if (!plans.front().flows.empty()) {
+    Simulator sim;
+    FlowNetwork net(sim, topo_.links());
+    flow = run_wave(std::move(plans), calls.front().params, sim, net);
+  }
+  // The terms outside the network are the same for every co-located group (same sizes).
+  const Time worst = dispatch_time(calls.front(), flow);
   ep_memo_.emplace(k, worst);
   return worst;
-}
-
-std::vector<std::vector<double>> CommModel::ep_dispatch_bytes(const std::vector<int>& grp,
-                                                              double tokens, double bytes_per_copy,
-                                                              int experts, int top_k) const {
-  auto hit = [&](double e) {
-    return 1.0 - std::pow(1.0 - e / experts, static_cast<double>(top_k));
-  };
-  const size_t n = grp.size();
-  const double per_rank = static_cast<double>(experts) / static_cast<double>(n);
-  std::map<int, int> on_node;
-  for (int g : grp)
-    on_node[topo_.node_of(g)]++;
-  std::vector<std::vector<double>> bytes(n, std::vector<double>(n, 0.0));
-  for (size_t i = 0; i < n; ++i) {
-    for (size_t j = 0; j < n; ++j) {
-      if (i == j) continue;
-      const int ni = topo_.node_of(grp[i]), nj = topo_.node_of(grp[j]);
-      if (ni == nj) {
-        bytes[i][j] = tokens * hit(per_rank) * bytes_per_copy;
-      } else {
-        const int g = on_node[nj];
-        bytes[i][j] = tokens * hit(per_rank * g) * bytes_per_copy / g;
-      }
-    }
-  }
-  return bytes;
 }
 
 void CommModel::account(Dim d, CollOp op, double bytes, double occurrences) {

@@ -16,6 +16,7 @@
 #include "topo/topology.h"
 #include "workload/internal/placement.h"
 #include "workload/layer_costs.h"
+#include "workload/step.h"
 
 namespace fleetsim::step_internal {
 
@@ -34,13 +35,13 @@ class CommModel {
   const std::vector<double>& link_bytes() const { return link_bytes_; }
   const std::vector<double>& link_saturated_s() const { return link_sat_; }
 
-  // DeepEP-style dispatch inside every EP group co-located with the first: each rank holds
-  // `tokens` tokens, each routed to top_k of `experts` experts spread evenly over the group
-  // (balanced routing). A token goes once to every GPU of its node that holds one of its
-  // experts, and once to every other node that does (to one GPU there, which forwards over
-  // NVLink: modelled as spread over that node's group members). Expected copies follow from
-  // P(a set of e experts is hit) = 1 − (1 − e/E)^k.
-  Time ep_dispatch(double tokens, double bytes_per_copy, int experts, int top_k);
+  // One EP dispatch / combine of `dispatcher`'s library and mode (sim/coll/dispatch.h) inside
+  // every EP group co-located with the first, at the same time on one flow network: each rank
+  // holds `tokens` tokens of `bytes_per_copy` bytes, each routed to top_k of `experts` experts
+  // spread evenly over the group (balanced routing). Kernel time (the API's host-side waits
+  // are the host model's); the combine's reduction factor is not applied.
+  Time ep_dispatch(double tokens, double bytes_per_copy, int experts, int top_k,
+                   MoeDispatcher dispatcher, int sms);
   // Bytes that one occurrence of (d, op, bytes) put on each link, for the USE view.
   void account(Dim d, CollOp op, double bytes, double occurrences);
 
@@ -49,10 +50,6 @@ class CommModel {
   static Key key(Dim d, CollOp op, double bytes);
   // The groups of dimension d whose nodes are those of its first group, as physical GPUs.
   std::vector<std::vector<int>> colocated_groups(Dim d);
-  // Bytes each rank of `grp` sends each other rank in a DeepEP-style dispatch (ep_dispatch).
-  std::vector<std::vector<double>> ep_dispatch_bytes(const std::vector<int>& grp, double tokens,
-                                                     double bytes_per_copy, int experts,
-                                                     int top_k) const;
   // The fastest candidate algorithm's wave (memoizes the links it used).
   Time simulate(Dim d, CollOp op, double bytes);
 

@@ -102,7 +102,7 @@ MoeBuilder::MoeBuilder(const MoeLayerInput& in, BlockBuilder& b)
       rows_(in.tokens * in.model.moe.top_k * in.par.etp),
       fe_(static_cast<double>(in.model.moe.expert_ffn) / in.par.etp),
       up_((in.model.mlp == MlpKind::kGated ? 2.0 : 1.0) * fe_),
-      flex_(in.fw.moe_dispatcher == MoeDispatcher::kDeepEp && static_cast<bool>(in.ep)),
+      flex_(in.fw.moe_dispatcher != MoeDispatcher::kAllToAll && static_cast<bool>(in.ep)),
       sort_(!flex_ && in.par.ep > 1 && E_ / in.par.ep > 1.0),
       Gi_(std::max<int64_t>(1, static_cast<int64_t>(std::llround(E_ / in.par.ep)))),
       m_g_(rows_ / std::max(1.0, E_ / in.par.ep)) {}
