@@ -22,29 +22,9 @@
 
 #include "core/progress.h"
 #include "fault/fault.h"
+#include "run/run_spec.h"
 
 namespace fleetsim {
-
-// A failure at a given time (tests and what-if scenarios): class index into the profile.
-struct InjectedFailure {
-  double at_s = 0;
-  int failure_class = 0;
-  int node = 0;
-};
-
-struct RunSpec {
-  double duration_s = 0;    // wall-clock limit (0 = until the token budget)
-  double token_budget = 0;  // tokens to train (0 = for duration_s)
-  int replicas = 100;
-  FailureProfile failures;
-  std::vector<InjectedFailure> injected;
-  std::vector<GrayFailureSpec> gray;
-  HealthCheckSpec health;
-  CheckpointSpec checkpoint;
-  RecoverySpec recovery;
-  MaintenanceSpec maintenance;
-  ReservationSpec reservation;
-};
 
 // The job as the run simulator sees it.
 struct JobShape {

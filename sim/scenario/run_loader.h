@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fault/fault.h"
-#include "run/run.h"
+#include "run/run_spec.h"
 #include "topo/system.h"
 #include "workload/model.h"
 #include "workload/parallel.h"

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "coll/collective.h"
-#include "moe/routing.h"
-#include "run/run.h"
+#include "moe/routing_spec.h"
+#include "run/run_spec.h"
 #include "topo/system.h"
 #include "workload/model.h"
 #include "workload/parallel.h"
