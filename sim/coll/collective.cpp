@@ -101,13 +101,21 @@ void CollectiveRun::start(Simulator& sim, FlowNetwork& net, EventHandler* done, 
     sim.schedule_at(start_, this, 0);
     return;
   }
-  std::vector<uint32_t> seg_map, route_map(plan_.paths.routes(), PathTable::kNone);
+  net.reserve(plan_.flows.size());
   PathTable& table = net.paths();
-  for (size_t i = 0; i < plan_.flows.size(); ++i) {
-    const PlanFlow& f = plan_.flows[i];
-    uint32_t& r = route_map[f.route];
-    if (r == PathTable::kNone) r = table.import_route(plan_.paths, f.route, &seg_map);
-    net.start_route(r, f.bytes, f.count, this, i);
+  if (table.adopt(std::move(plan_.paths))) {  // an idle network: the plan's ids are its ids
+    for (size_t i = 0; i < plan_.flows.size(); ++i) {
+      const PlanFlow& f = plan_.flows[i];
+      net.start_route(f.route, f.bytes, f.count, this, i);
+    }
+  } else {
+    std::vector<uint32_t> seg_map, route_map(plan_.paths.routes(), PathTable::kNone);
+    for (size_t i = 0; i < plan_.flows.size(); ++i) {
+      const PlanFlow& f = plan_.flows[i];
+      uint32_t& r = route_map[f.route];
+      if (r == PathTable::kNone) r = table.import_route(plan_.paths, f.route, &seg_map);
+      net.start_route(r, f.bytes, f.count, this, i);
+    }
   }
   plan_.paths = PathTable();
   plan_.flows = {};

@@ -66,7 +66,7 @@ void FlowNetwork::mark_dirty(uint32_t seg) {
   dirty_segs_.push_back(seg);
 }
 
-void FlowNetwork::deliver(FlowObserver* observer, uint64_t tag, Time at) {
+uint32_t FlowNetwork::deliver(FlowObserver* observer, uint64_t tag, Time at) {
   uint32_t d;
   if (!free_deliveries_.empty()) {
     d = free_deliveries_.back();
@@ -75,8 +75,33 @@ void FlowNetwork::deliver(FlowObserver* observer, uint64_t tag, Time at) {
     d = static_cast<uint32_t>(deliveries_.size());
     deliveries_.emplace_back();
   }
-  deliveries_[d] = Delivery{observer, tag};
+  deliveries_[d].first = Delivery{observer, tag};
   sim_.schedule_at(at, this, kDeliveryBase + d);
+  return d;
+}
+
+// Inside a completion batch no other handler runs, so the deliveries it makes at one instant
+// would be consecutive events: one event runs them in the same order.
+void FlowNetwork::deliver_batched(FlowObserver* observer, uint64_t tag, Time at) {
+  const int64_t ps = at.ps();
+  for (auto it = open_deliveries_.rbegin(); it != open_deliveries_.rend(); ++it) {
+    if (it->first == ps) {
+      deliveries_[it->second].more.push_back(Delivery{observer, tag});
+      return;
+    }
+  }
+  open_deliveries_.emplace_back(ps, deliver(observer, tag, at));
+}
+
+void FlowNetwork::run_deliveries(Simulator& sim, uint32_t d) {
+  // Observers may start flows (and deliveries) here: take the slot's contents out first.
+  const Delivery first = deliveries_[d].first;
+  std::vector<Delivery> more = std::move(deliveries_[d].more);
+  deliveries_[d].more = {};
+  free_deliveries_.push_back(d);
+  first.observer->on_flow_done(sim, first.tag);
+  for (const Delivery& del : more)
+    del.observer->on_flow_done(sim, del.tag);
 }
 
 uint32_t FlowNetwork::start_route(uint32_t route, double bytes, uint32_t count,
@@ -108,6 +133,11 @@ uint32_t FlowNetwork::start_route(uint32_t route, double bytes, uint32_t count,
   }
   request_solve();
   return id;
+}
+
+void FlowNetwork::reserve(size_t flows) {
+  const size_t need = flows_.size() + flows;
+  if (need > flows_.capacity()) flows_.reserve(std::max(need, 2 * flows_.capacity()));
 }
 
 void FlowNetwork::request_solve() {
@@ -270,6 +300,23 @@ void FlowNetwork::solve() {
   fill(stamp);
   for (uint32_t l : comp_links_)
     set_saturated(l, rem_cap_[l] <= capacity_[l] * 1e-6, now);
+  push_completions(now);
+  // Drop stale entries (superseded versions) once they outnumber the live ones.
+  if (completion_entries_ > 2 * active_count_ + 1024) compact_completions();
+}
+
+bool FlowNetwork::stale(const Completion& c) const {
+  const Flow& f = flows_[c.flow];
+  return !f.active || f.version != c.version;
+}
+
+// New rates of the component's flows: their completion times as sorted runs.
+void FlowNetwork::push_completions(int64_t now) {
+  constexpr size_t kMaxBuckets = 16;
+  batch_.clear();
+  bucket_time_.clear();
+  uint32_t lo = std::numeric_limits<uint32_t>::max(), hi = 0;
+  bool few = true;
   for (uint32_t id : comp_flows_) {
     Flow& f = flows_[id];
     if (f.rate < 0) f.rate = 0;
@@ -277,21 +324,142 @@ void FlowNetwork::solve() {
     if (f.rate <= 0) continue;
     const double ps = std::ceil(f.remaining / f.rate * 1e12);
     const int64_t finish = ps >= 9.0e18 ? Time::infinite().ps() : now + static_cast<int64_t>(ps);
-    push_completion(Completion{finish, id, f.version});
+    batch_.push_back(Completion{finish, id, f.version});
+    lo = std::min(lo, id);
+    hi = std::max(hi, id);
+    if (few && (bucket_time_.empty() || bucket_time_.back() != finish)) {
+      auto it = std::find(bucket_time_.begin(), bucket_time_.end(), finish);
+      if (it != bucket_time_.end()) {
+        std::swap(*it, bucket_time_.back());  // the last one found is checked first
+      } else if (bucket_time_.size() < kMaxBuckets) {
+        bucket_time_.push_back(finish);
+      } else {
+        few = false;
+      }
+    }
   }
-  // Drop stale entries (superseded versions) once they outnumber the live ones.
-  if (completions_.size() > 2 * active_count_ + 1024) {
-    std::erase_if(completions_, [&](const Completion& c) {
-      const Flow& f = flows_[c.flow];
-      return !f.active || f.version != c.version;
-    });
-    std::make_heap(completions_.begin(), completions_.end(), std::greater<>());
+  if (batch_.empty()) return;
+  if (few && batch_.size() >= 1024 && hi - lo < 4 * batch_.size()) {
+    push_bucketed(lo, hi);
+    return;
+  }
+  std::sort(batch_.begin(), batch_.end());
+  const uint32_t r = new_run();
+  runs_[r].items.swap(batch_);
+  push_run(r);
+}
+
+// Few distinct times over a dense id range: one run per time, filled in id order by a scan of
+// the range (linear, where sorting would be n log n).
+void FlowNetwork::push_bucketed(uint32_t lo, uint32_t hi) {
+  std::sort(bucket_time_.begin(), bucket_time_.end());
+  bucket_of_.assign(static_cast<size_t>(hi - lo) + 1, 0xff);
+  for (const Completion& c : batch_) {
+    const auto b = std::lower_bound(bucket_time_.begin(), bucket_time_.end(), c.time_ps);
+    bucket_of_[c.flow - lo] = static_cast<uint8_t>(b - bucket_time_.begin());
+  }
+  uint32_t run_of[16];
+  for (size_t b = 0; b < bucket_time_.size(); ++b)
+    run_of[b] = new_run();
+  for (uint32_t id = lo;; ++id) {
+    const uint8_t b = bucket_of_[id - lo];
+    if (b != 0xff)
+      runs_[run_of[b]].items.push_back(Completion{bucket_time_[b], id, flows_[id].version});
+    if (id == hi) break;
+  }
+  for (size_t b = 0; b < bucket_time_.size(); ++b)
+    push_run(run_of[b]);
+}
+
+uint32_t FlowNetwork::new_run() {
+  if (free_runs_.empty()) {
+    runs_.emplace_back();
+    return static_cast<uint32_t>(runs_.size() - 1);
+  }
+  const uint32_t r = free_runs_.back();
+  free_runs_.pop_back();
+  return r;
+}
+
+bool FlowNetwork::run_after(uint32_t a, uint32_t b) const {
+  const CompletionRun& x = runs_[a];
+  const CompletionRun& y = runs_[b];
+  return y.items[y.pos] < x.items[x.pos];
+}
+
+void FlowNetwork::push_run(uint32_t r) {
+  completion_entries_ += runs_[r].items.size() - runs_[r].pos;
+  run_heap_.push_back(r);
+  std::push_heap(run_heap_.begin(), run_heap_.end(),
+                 [this](uint32_t a, uint32_t b) { return run_after(a, b); });
+}
+
+void FlowNetwork::recycle_run(uint32_t r) {
+  CompletionRun& run = runs_[r];
+  if (run.items.capacity() > 4096) {
+    run.items = {};  // a large solve's run: give the memory back
+  } else {
+    run.items.clear();
+  }
+  run.pos = 0;
+  free_runs_.push_back(r);
+}
+
+// The earliest live completion (nullptr when none), dropping stale entries on the way.
+const FlowNetwork::Completion* FlowNetwork::next_completion() {
+  const auto after = [this](uint32_t a, uint32_t b) { return run_after(a, b); };
+  while (!run_heap_.empty()) {
+    const uint32_t top = run_heap_.front();
+    CompletionRun& run = runs_[top];
+    const size_t start = run.pos;
+    while (run.pos < run.items.size() && stale(run.items[run.pos]))
+      ++run.pos;
+    if (run.pos == start) return &run.items[run.pos];
+    completion_entries_ -= run.pos - start;
+    std::pop_heap(run_heap_.begin(), run_heap_.end(), after);
+    if (run.pos < run.items.size()) {
+      std::push_heap(run_heap_.begin(), run_heap_.end(), after);
+    } else {
+      run_heap_.pop_back();
+      recycle_run(top);
+    }
+  }
+  return nullptr;
+}
+
+// Consumes the entry next_completion() returned.
+void FlowNetwork::pop_completion() {
+  const auto after = [this](uint32_t a, uint32_t b) { return run_after(a, b); };
+  const uint32_t top = run_heap_.front();
+  CompletionRun& run = runs_[top];
+  ++run.pos;
+  --completion_entries_;
+  std::pop_heap(run_heap_.begin(), run_heap_.end(), after);
+  if (run.pos < run.items.size()) {
+    std::push_heap(run_heap_.begin(), run_heap_.end(), after);
+  } else {
+    run_heap_.pop_back();
+    recycle_run(top);
   }
 }
 
-void FlowNetwork::push_completion(const Completion& c) {
-  completions_.push_back(c);
-  std::push_heap(completions_.begin(), completions_.end(), std::greater<>());
+// Merges the live entries of every run into one.
+void FlowNetwork::compact_completions() {
+  batch_.clear();
+  for (uint32_t r : run_heap_) {
+    CompletionRun& run = runs_[r];
+    for (size_t i = run.pos; i < run.items.size(); ++i) {
+      if (!stale(run.items[i])) batch_.push_back(run.items[i]);
+    }
+    recycle_run(r);
+  }
+  run_heap_.clear();
+  completion_entries_ = 0;
+  if (batch_.empty()) return;
+  std::sort(batch_.begin(), batch_.end());
+  const uint32_t r = new_run();
+  runs_[r].items.swap(batch_);
+  push_run(r);
 }
 
 void FlowNetwork::finish(uint32_t id) {
@@ -304,19 +472,13 @@ void FlowNetwork::finish(uint32_t id) {
     --seg_live_[s];
     mark_dirty(s);
   }
-  deliver(f.observer, f.tag, sim_.now() + paths_.route_latency(f.route));
+  deliver_batched(f.observer, f.tag, sim_.now() + paths_.route_latency(f.route));
 }
 
 void FlowNetwork::schedule_next_completion() {
-  while (!completions_.empty()) {
-    const Completion& c = completions_.front();
-    const Flow& f = flows_[c.flow];
-    if (f.active && f.version == c.version) break;
-    std::pop_heap(completions_.begin(), completions_.end(), std::greater<>());
-    completions_.pop_back();
-  }
-  if (completions_.empty()) return;
-  const Time next = Time::from_ps(completions_.front().time_ps);
+  const Completion* c = next_completion();
+  if (c == nullptr) return;
+  const Time next = Time::from_ps(c->time_ps);
   if (next.is_infinite()) return;
   if (sim_.is_pending(completion_event_)) {
     if (completion_at_ <= next) return;
@@ -336,28 +498,28 @@ void FlowNetwork::on_event(Simulator& sim, uint64_t tag) {
   if (tag == kCompletionTag) {
     completion_at_ = Time::infinite();
     const int64_t now = sim.now().ps();
-    while (!completions_.empty() && completions_.front().time_ps <= now) {
-      const Completion c = completions_.front();
-      std::pop_heap(completions_.begin(), completions_.end(), std::greater<>());
-      completions_.pop_back();
-      const Flow& f = flows_[c.flow];
-      if (!f.active || f.version != c.version) continue;
-      finish(c.flow);
+    for (const Completion* c = next_completion(); c != nullptr && c->time_ps <= now;
+         c = next_completion()) {
+      const uint32_t id = c->flow;
+      pop_completion();
+      finish(id);
     }
+    open_deliveries_.clear();
     flush_moved();
     if (!dirty_segs_.empty() && !solve_pending_) solve();
     schedule_next_completion();
     return;
   }
-  const uint32_t d = static_cast<uint32_t>(tag - kDeliveryBase);
-  const Delivery del = deliveries_[d];
-  free_deliveries_.push_back(d);
-  del.observer->on_flow_done(sim, del.tag);
+  run_deliveries(sim, static_cast<uint32_t>(tag - kDeliveryBase));
 }
 
 size_t FlowNetwork::memory_bytes() const {
   size_t b = paths_.memory_bytes() + flows_.capacity() * sizeof(Flow) +
-             completions_.capacity() * sizeof(Completion);
+             deliveries_.capacity() * sizeof(DeliverySlot) + batch_.capacity() * sizeof(Completion);
+  for (const CompletionRun& r : runs_)
+    b += r.items.capacity() * sizeof(Completion) + sizeof(r);
+  for (const DeliverySlot& d : deliveries_)
+    b += d.more.capacity() * sizeof(Delivery);
   for (const auto& v : seg_flows_)
     b += v.capacity() * sizeof(uint32_t) + sizeof(v);
   for (const auto& v : link_segs_)

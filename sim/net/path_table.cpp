@@ -1,6 +1,8 @@
 #include "net/path_table.h"
 
+#include <algorithm>
 #include <bit>
+#include <utility>
 
 #include "core/error.h"
 
@@ -88,25 +90,47 @@ uint32_t PathTable::intern(std::span<const PathHop> hops, size_t shift) {
   return id;
 }
 
+// The entry of `key`, or the empty slot where it would go.
+PathTable::Recent& PathTable::recent_slot(uint64_t key) {
+  if (recent_.empty()) recent_.resize(4096);
+  const size_t mask = recent_.size() - 1;
+  uint64_t x = (key ^ (key >> 31)) * 0x9e3779b97f4a7c15ULL;
+  for (size_t i = static_cast<size_t>(x ^ (x >> 29)) & mask;; i = (i + 1) & mask) {
+    Recent& r = recent_[i];
+    if (r.seg == kNone || r.key == key) return r;
+  }
+}
+
+void PathTable::remember(uint64_t key, uint32_t seg, uint32_t shift) {
+  if (2 * (recent_used_ + 1) > recent_.size()) {
+    std::vector<Recent> old(std::max<size_t>(4096, 2 * recent_.size()));
+    old.swap(recent_);
+    for (const Recent& r : old) {
+      if (r.seg != kNone) recent_slot(r.key) = r;
+    }
+  }
+  Recent& r = recent_slot(key);
+  if (r.seg == kNone) ++recent_used_;
+  r = Recent{key, seg, shift};
+}
+
 // A run of fabric hops is a set of parallel planes; the flow hash only picks where the list
 // starts. Rates depend on the multiset of hops alone, so the run is stored rotated to start at
 // its smallest link id: every rotation of the same planes is one segment.
 uint32_t PathTable::fabric_segment(std::span<const PathHop> run) {
-  // Fast path: the last run with the same first and last hop and length (an all-to-all asks for
-  // the same leaf pair's planes thousands of times in a row) is checked hop by hop.
+  // Fast path: the run with the same first and last hop and length seen before (an all-to-all
+  // asks for the same leaf pair's planes thousands of times, in a few rotations) is checked
+  // hop by hop.
   const uint64_t key = (static_cast<uint64_t>(run.front().link) << 32) ^ run.back().link ^
                        (static_cast<uint64_t>(run.size()) << 56);
-  const size_t slot = static_cast<size_t>((key * 0x9e3779b97f4a7c15ULL) >> 52);  // 4,096 slots
-  if (recent_.empty()) recent_.assign(4096, Recent{});
-  Recent& r = recent_[slot];
-  if (r.key == key && r.seg != kNone && same_rotated(segment_hops(r.seg), run, r.shift))
-    return r.seg;
+  const Recent& r = recent_slot(key);
+  if (r.seg != kNone && same_rotated(segment_hops(r.seg), run, r.shift)) return r.seg;
   size_t lo = 0;
   for (size_t i = 1; i < run.size(); ++i) {
     if (run[i].link < run[lo].link) lo = i;
   }
   const uint32_t seg = intern(run, lo);
-  r = Recent{key, seg, lo};
+  remember(key, seg, static_cast<uint32_t>(lo));
   return seg;
 }
 
@@ -143,6 +167,15 @@ uint32_t PathTable::add_route(std::span<const uint32_t> segments, Time latency) 
   return static_cast<uint32_t>(routes() - 1);
 }
 
+bool PathTable::adopt(PathTable&& from) {
+  if (routes() != 0 || segments() != 0 || fabric_ != from.fabric_) return false;
+  *this = std::move(from);
+  from = PathTable();
+  recent_ = {};  // a cache for planning; not worth its memory in the network
+  recent_used_ = 0;
+  return true;
+}
+
 uint32_t PathTable::import_route(const PathTable& from, uint32_t r,
                                  std::vector<uint32_t>* seg_map) {
   if (seg_map->size() < from.segments()) seg_map->resize(from.segments(), kNone);
@@ -171,7 +204,7 @@ size_t PathTable::memory_bytes() const {
   return fabric_.capacity() + single_.capacity() * 4 + hops_.capacity() * sizeof(PathHop) +
          seg_first_.capacity() * 4 + seg_next_.capacity() * 4 + by_hash_.size() * 32 +
          route_segs_.capacity() * 4 + route_first_.capacity() * 4 +
-         route_latency_ps_.capacity() * 8;
+         route_latency_ps_.capacity() * 8 + recent_.capacity() * sizeof(Recent);
 }
 
 }  // namespace fleetsim

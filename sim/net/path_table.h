@@ -38,6 +38,9 @@ class PathTable {
   uint32_t import_route(const PathTable& from, uint32_t r, std::vector<uint32_t>* seg_map);
   // The id of the segment with exactly these hops (interned).
   uint32_t segment(std::span<const PathHop> hops);
+  // Takes over `from` (a table over the same links) when this one holds nothing yet, so its
+  // route and segment ids stay valid here; false (nothing done) otherwise.
+  bool adopt(PathTable&& from);
 
   size_t routes() const { return route_first_.size() - 1; }
   size_t segments() const { return seg_first_.size() - 1; }
@@ -73,9 +76,14 @@ class PathTable {
   struct Recent {
     uint64_t key = 0;
     uint32_t seg = kNone;
-    size_t shift = 0;
+    uint32_t shift = 0;
   };
-  std::vector<Recent> recent_;  // fabric runs looked up lately, by (first, last hop, length)
+  // Fabric runs looked up so far, by (first hop, last hop, length): open addressing, grown at
+  // half load, never iterated for results.
+  std::vector<Recent> recent_;
+  size_t recent_used_ = 0;
+  Recent& recent_slot(uint64_t key);
+  void remember(uint64_t key, uint32_t seg, uint32_t shift);
 };
 
 }  // namespace fleetsim
