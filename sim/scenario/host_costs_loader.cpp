@@ -19,7 +19,7 @@ std::map<std::string, HostCosts> load_host_costs(const std::string& path) {
     if (idx[i] < 0)
       throw InputError(path, "line 1", std::string("expected a column '") + cols[i] + "'");
   }
-  const std::set<std::string> costs = {"op", "module", "launch", "nccl", "d2h", "graph"};
+  const std::set<std::string> costs = {"op", "module", "launch", "nccl", "d2h", "graph", "expert"};
   std::map<std::string, HostCosts> out;
   std::map<std::string, std::set<std::string>> seen;
   for (size_t r = 0; r < t.rows.size(); ++r) {
@@ -32,8 +32,9 @@ std::map<std::string, HostCosts> load_host_costs(const std::string& path) {
     if (fw != "megatron-te")
       throw InputError(path, where, "framework: expected megatron-te, got '" + fw + "'");
     if (costs.count(cost) == 0)
-      throw InputError(path, where,
-                       "cost: expected op, module, launch, nccl, d2h or graph, got '" + cost + "'");
+      throw InputError(
+          path, where,
+          "cost: expected op, module, launch, nccl, d2h, graph or expert, got '" + cost + "'");
     if (basis != "measured" && basis != "derived" && basis != "assumed")
       throw InputError(path, where, "basis: expected measured, derived or assumed");
     if (field(5).rfind("http", 0) != 0) throw InputError(path, where, "source_url: expected a URL");
@@ -55,13 +56,14 @@ std::map<std::string, HostCosts> load_host_costs(const std::string& path) {
     if (cost == "nccl") h.nccl = t_us;
     if (cost == "d2h") h.d2h = t_us;
     if (cost == "graph") h.graph = t_us;
+    if (cost == "expert") h.expert = t_us;
   }
   for (const auto& [cls, s] : seen)
     if (s.size() != costs.size())
       throw InputError(path, "",
                        "host CPU class " + cls +
                            " lacks some of op, module, launch, "
-                           "nccl, d2h, graph");
+                           "nccl, d2h, graph, expert");
   return out;
 }
 

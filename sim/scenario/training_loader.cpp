@@ -47,7 +47,8 @@ const std::vector<std::string> kFrameworkKeys = {"tp_comm_overlap",
                                                  "moe_permute_fusion",
                                                  "moe_router_fusion",
                                                  "cuda_graphs",
-                                                 "cuda_graph_scopes"};
+                                                 "cuda_graph_scopes",
+                                                 "moe_grouped_gemm_launch"};
 // framework.memory: what the framework does to memory (workload/memory.h MemoryOptions).
 const std::vector<std::string> kMemoryKeys = {"recipe",
                                               "main_grads",
@@ -260,6 +261,9 @@ void read_framework(const Obj& w, TrainingWorkload* out) {
     if (f.has("moe_grouped_gemm")) t.fw.moe_grouped_gemm = f.boolean("moe_grouped_gemm");
     if (f.has("moe_permute_fusion")) t.fw.moe_permute_fusion = f.boolean("moe_permute_fusion");
     if (f.has("moe_router_fusion")) t.fw.moe_router_fusion = f.boolean("moe_router_fusion");
+    if (f.has("moe_grouped_gemm_launch"))
+      t.fw.moe_grouped_gemm_single_launch =
+          f.choice("moe_grouped_gemm_launch", {"per_expert", "single"}) == "single";
     if (f.has("kernel_efficiency"))
       t.fw.kernel_efficiency = f.number("kernel_efficiency", 0.05, 1.0);
     if (f.has("cuda_graphs")) {

@@ -67,6 +67,7 @@ struct HostCosts {
   Time nccl;           // one collective / point-to-point call through torch.distributed
   Time d2h;            // device-to-host round trip at a synchronising point
   Time graph;          // one CUDA graph launch (replay), on top of the op that calls it
+  Time expert;         // per local expert per GroupedLinear GEMM call (TE's per-expert path)
   std::string cpu;     // host CPU class the values are for ("x86", "grace")
   std::string source;  // where they were read from
 };
@@ -114,6 +115,11 @@ struct FrameworkOptions {
   bool moe_permute_fusion = false;
   // --moe-router-fusion: Transformer Engine's fused score function + top-k and aux-loss kernels.
   bool moe_router_fusion = false;
+  // Transformer Engine's GroupedLinear GEMM path: false = the default per-expert path (one
+  // cuBLASLt GEMM per local expert across streams, with per-expert host work HostCosts::expert:
+  // every release of calibration/releases.json); true = a single-launch grouped GEMM with
+  // device-side setup (TE PR #3175, opt-in behind NVTE_GROUPED_LINEAR_USE_FUSED_GROUPED_GEMM).
+  bool moe_grouped_gemm_single_launch = false;
   PipelineSplit pipeline_split = PipelineSplit::kAuto;
   bool tp_comm_overlap = false;        // TP all-gather / reduce-scatter overlapped with GEMMs
   bool overlap_grad_reduce = true;     // DP gradient reduction overlapped with backward

@@ -39,7 +39,21 @@ struct Setup {
     if (flex) lc.set_ep_dispatch([](double, double) { return Time::from_us(10); });
     return lc.layer(0, backward).kernels;
   }
+  // MoE layer 0's block (launches, host time per segment) with `experts` routed experts.
+  Block block(int experts, bool backward) {
+    ModelSpec m = model;
+    m.moe.experts = experts;
+    LayerCostModel lc(m, par, fw, compute, [](Dim, CollOp, double) { return Time::from_us(10); });
+    return lc.layer(0, backward);
+  }
 };
+
+Time host_time(const Block& b) {
+  Time h = Time::zero();
+  for (const Segment& s : b.segs)
+    h += s.host;
+  return h;
+}
 
 }  // namespace
 
@@ -110,4 +124,43 @@ TEST_CASE("fused permute and router switches change the launch counts") {
   s.fw.moe_router_fusion = false;
   CHECK(s.kernels(128, false) - rf == (4 + 5) - (1 + 2));
   CHECK(s.kernels(128, true) - rb == (3 + 3) - (1 + 1));
+}
+
+TEST_CASE("host launches and per-expert host work of a grouped GEMM scale with the local experts") {
+  Setup s;
+  s.par.precision = PrecisionRecipe::kBf16;
+  s.fw.host.op = Time::from_us(13);
+  s.fw.host.module = Time::from_us(36);
+  s.fw.host.launch = Time::from_us(2.5);
+  s.fw.host.expert = Time::from_us(14);
+  // BF16, TE GroupedLinear's per-expert path, G = experts / ep = 8, 16, 32 local experts. Per
+  // local expert the host issues forward one GEMM launch for fc1 and one for fc2 and does the
+  // per-expert work once per GEMM call (2 calls); backward a dgrad and a wgrad launch per linear
+  // (4 launches) in 4 calls (dgrad and wgrad of fc1 and fc2). Nothing else in the layer depends
+  // on G, so the differences are those items alone.
+  for (bool bwd : {false, true}) {
+    const int per_launches = bwd ? 4 : 2, calls = bwd ? 4 : 2;
+    const Time per_host = Time::from_us(2.5) * per_launches + Time::from_us(14) * calls;
+    const Block b8 = s.block(64, bwd), b16 = s.block(128, bwd), b32 = s.block(256, bwd);
+    CHECK(b16.launches - b8.launches == 8 * per_launches);
+    CHECK(b32.launches - b16.launches == 16 * per_launches);
+    CHECK(host_time(b16) - host_time(b8) == per_host * 8);
+    CHECK(host_time(b32) - host_time(b16) == per_host * 16);
+  }
+  // A single-launch grouped GEMM (TE PR #3175's device-side set-up): one launch per GEMM pass
+  // over all experts, no per-expert host work: launches and host time do not depend on G.
+  s.fw.moe_grouped_gemm_single_launch = true;
+  for (bool bwd : {false, true}) {
+    const Block b8 = s.block(64, bwd), b32 = s.block(256, bwd);
+    CHECK(b32.launches == b8.launches);
+    CHECK(host_time(b32) == host_time(b8));
+    // Forward: fc1 and fc2 one GEMM launch each; backward dgrad + wgrad each.
+    const Block per_expert_path = [&] {
+      s.fw.moe_grouped_gemm_single_launch = false;
+      Block blk = s.block(64, bwd);
+      s.fw.moe_grouped_gemm_single_launch = true;
+      return blk;
+    }();
+    CHECK(per_expert_path.launches - b8.launches == (8 - 1) * (bwd ? 4 : 2));
+  }
 }

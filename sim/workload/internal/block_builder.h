@@ -74,6 +74,9 @@ class BlockBuilder {
     blk_.colls.push_back(call);
   }
   void exposed(Time t) { push(Time::zero(), t, false); }
+  // The per-expert host work of one GroupedLinear GEMM call over `experts` local experts
+  // (HostCosts::expert each: split arithmetic, per-expert workspace / scale / alpha set-up).
+  void expert_host(int64_t experts) { host_item(host_.expert * experts); }
   // Host-only work (no kernel).
   void host_item(Time h) {
     if (!captured() && h > Time::zero()) push(h, Time::zero(), true);

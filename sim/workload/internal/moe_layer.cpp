@@ -66,6 +66,7 @@ class MoeBuilder {
   void dispatch_sync(bool first, bool bwd);
   void experts(bool bwd);
   void grouped_linear(double n, double kdim, bool bwd);
+  void grouped_single_launch(double n, double kdim, bool bwd);
   void sequential_linear(double m_g, double n, double kdim, bool bwd);
 
   const MoeLayerInput& in_;
@@ -216,8 +217,15 @@ void MoeBuilder::dispatch_sync(bool first, bool bwd) {
 // One TE GroupedLinear [rows × kdim]·[kdim × n] over the local experts: per expert a quantise and
 // a GEMM launch (backward: a quantise of the gradient, a dgrad and a wgrad launch), the grouped
 // GEMM's time split evenly over the launches. The grouped tables were measured inside PyTorch,
-// so their time is not derated (framework_kernel).
+// so their time is not derated (framework_kernel). Host: one module call, and per GEMM call
+// (forward 1, backward dgrad + wgrad) the per-expert work of TE's per-expert path
+// (HostCosts::expert × local experts). With moe_grouped_gemm_single_launch each GEMM pass and
+// each quantise is one launch over all experts and there is no per-expert host work.
 void MoeBuilder::grouped_linear(double n, double kdim, bool bwd) {
+  if (fw_.moe_grouped_gemm_single_launch) {
+    grouped_single_launch(n, kdim, bwd);
+    return;
+  }
   const int64_t Mg = std::max<int64_t>(1, static_cast<int64_t>(std::llround(m_g_)));
   const int64_t N = static_cast<int64_t>(std::llround(n));
   const int64_t K = static_cast<int64_t>(std::llround(kdim));
@@ -230,14 +238,31 @@ void MoeBuilder::grouped_linear(double n, double kdim, bool bwd) {
   const Time fwd = bwd ? Time::zero() : share(Pass::kForward);
   const Time dgrad = bwd ? share(Pass::kDgrad) : Time::zero();
   const Time wgrad = bwd ? share(Pass::kWgrad) : Time::zero();
+  const bool wgrad_on = bwd && !p_.task.frozen_base();  // no wgrad for LoRA's frozen experts
   b_.module();
+  b_.expert_host(Gi_ * (wgrad_on ? 2 : 1));
   for (int64_t e = 0; e < Gi_; ++e)
     quant(m_g_ * (bwd ? n : kdim));
   for (int64_t e = 0; e < Gi_; ++e)
     b_.module_framework_kernel(bwd ? dgrad : fwd, fl);
-  if (bwd && !p_.task.frozen_base())  // no wgrad for LoRA's frozen experts (task.h)
+  if (wgrad_on)
     for (int64_t e = 0; e < Gi_; ++e)
       b_.module_framework_kernel(wgrad, fl);
+}
+
+// The single-launch grouped GEMM: one quantise over every expert's rows, one launch per GEMM
+// pass, the grouped GEMM's whole time in it.
+void MoeBuilder::grouped_single_launch(double n, double kdim, bool bwd) {
+  const int64_t Mg = std::max<int64_t>(1, static_cast<int64_t>(std::llround(m_g_)));
+  const int64_t N = static_cast<int64_t>(std::llround(n));
+  const int64_t K = static_cast<int64_t>(std::llround(kdim));
+  const double fl = 2.0 * rows_ * n * kdim;
+  b_.module();
+  quant(rows_ * (bwd ? n : kdim));
+  b_.module_framework_kernel(
+      c_.grouped_gemm(Gi_, Mg, N, K, gd_, bwd ? Pass::kDgrad : Pass::kForward), fl);
+  if (bwd && !p_.task.frozen_base())
+    b_.module_framework_kernel(c_.grouped_gemm(Gi_, Mg, N, K, gd_, Pass::kWgrad), fl);
 }
 
 // One expert's TE Linear (SequentialMLP): quantise + the dense GEMM of m_g tokens; backward its
