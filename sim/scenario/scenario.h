@@ -14,9 +14,9 @@
 #include "moe/routing_spec.h"
 #include "run/run_spec.h"
 #include "topo/system.h"
+#include "workload/framework.h"
 #include "workload/model.h"
 #include "workload/parallel.h"
-#include "workload/step.h"
 
 namespace fleetsim {
 

@@ -12,6 +12,7 @@
 #include "scenario/model_loader.h"
 #include "scenario/release_loader.h"
 #include "scenario/scenario.h"
+#include "workload/step_check.h"
 
 namespace fleetsim {
 

@@ -1,8 +1,8 @@
-// Validation of a parallel configuration against the model and the cluster (workload/step.h).
+// Validation of a parallel configuration against the model and the cluster (step_check.h).
 #include <string>
 
 #include "core/error.h"
-#include "workload/step.h"
+#include "workload/step_check.h"
 
 namespace fleetsim {
 
