@@ -1,0 +1,14 @@
+// Readers shared by the Hugging Face config.json importer's files (hf_config.cpp and
+// hf_config_hybrid.cpp); internal to sim/scenario.
+#pragma once
+
+#include "scenario/hf_reader.h"
+#include "workload/model.h"
+
+namespace fleetsim::hf_internal {
+
+void read_gqa(HfReader& r, ModelSpec& m);
+MoeSpec read_moe_fields(HfReader& r, const char* experts_key, const char* ffn_key);
+void read_nemotron_h(HfReader& r, ModelSpec& m);
+
+}  // namespace fleetsim::hf_internal
