@@ -10,7 +10,8 @@ harness also writes:
   attention.csv     fused attention fwd / bwd (cuDNN SDPA; FA2 rows kept with impl=fa2)
   memory.csv        memory-bound kernels: RMSNorm / LayerNorm, softmax, FP8 / MXFP8 casts
   ssm.csv           state-space / linear-attention kernels from sources/ssm-kernels.csv (Mamba-2
-                    SSD chunk scan); that file feeds only this table
+                    SSD chunk scan, Gated DeltaNet chunk kernel, TileLang sparse MLA rates); that
+                    file feeds only this table
 
 Every row keeps the GPU label, dtype and URL of its source. Derived values say so in `time_from`.
 The main table is calibration/sources/kernel-timings.csv (the project's published kernel
@@ -369,6 +370,89 @@ def ssm_rows(src):
     return out
 
 
+GDN_KERNELS = ("gated_deltanet_fwd", "gated_deltanet_fwd_bwd")
+GDN_CHUNK = 64  # FLA chunk_gated_delta_rule's chunk (the rows' kernels and Megatron-Core's)
+
+
+def gdn_impl(notes):
+    """Which implementation a Gated DeltaNet row times: FLA's Triton kernels (what Megatron-Core
+    calls; the Paddle rows are a port of them) or FlashInfer's CuTe-DSL prefill."""
+    if notes.startswith("FLA") or "fla.ops" in notes or "port of FLA" in notes:
+        return "fla"
+    if "FlashInfer" in notes or "CuTe-DSL" in notes:
+        return "flashinfer"
+    return None
+
+
+def gdn_rows(src):
+    """Gated DeltaNet chunk kernel rows with a full shape (batch, seq, v heads, head dim; rows
+    without a head dim have no size and are left out). flops: the forward count of
+    model.h gdn_chunk_flops_per_token, heads * (6*d*d + 1.5*C*2d + C*C) per token with C = 64,
+    recomputed from the shape (for fwd_bwd rows too: the forward's count, so that the pair gives
+    the backward's time ratio). h_qk < h_v rows (FlashInfer, Qwen3.5 at TP8) count the v heads,
+    as the kernel runs q and k repeated to them."""
+    out = []
+    for r in src:
+        if r["kernel"] not in GDN_KERNELS:
+            continue
+        gpu = norm_gpu(r["gpu"])
+        impl = gdn_impl(r["notes"])
+        if gpu is None or impl is None or not r["head_dim"] or not r["time_us"]:
+            continue
+        b, L, h, d = num(r["batch"]), num(r["seq_len"]), num(r["heads"]), num(r["head_dim"])
+        C = GDN_CHUNK
+        # varlen rows: seq_len is the total token count (their notes say so)
+        tokens = L if "total tokens" in r["notes"] else b * L
+        flops = float(tokens) * h * (6.0 * d * d + 1.5 * C * 2 * d + C * C)
+        t = float(r["time_us"])
+        o = blank()
+        o.update(gpu=gpu, kernel=r["kernel"], dtype=norm_dtype(r["dtype"].split(" ")[0]),
+                 impl=impl, batch=b, n=C, seq_q=L, seq_kv=L, heads=h, kv_heads=h,
+                 head_dim_qk=d, head_dim_v=d, causal="1", window=0, flops=flops, time_us=t,
+                 achieved_tflops=flops / (t * 1e-6) / 1e12, time_from="measured",
+                 source_gpu=r["gpu"], source_dtype=r["dtype"], source_url=r["source_url"],
+                 notes="n = chunk; flops = the forward chunk-kernel count (fwd_bwd rows too); " +
+                 r["notes"])
+        out.append(o)
+    return out
+
+
+SPARSE_MLA_KERNELS = ("sparse_mla_fwd", "sparse_mla_bwd")
+
+
+def sparse_mla_rows(src):
+    """TileLang sparse MLA training kernels (forward, backward): only an approximate achieved
+    TFLOP/s each, at the test shape their notes give (B=1, S=4096, H=128 fwd / 64 bwd, top-k
+    2048, d_qk 576, d_v 512). flops: the forward's 2*S*H*k*(d_qk + d_v); the backward's 2.5x that
+    (scores recomputed, dP, dQ, dK, dV: five products for the forward's two, FlashAttention's
+    convention); time = flops / rate (derived, the rate is what fleetsim uses). The decode rows
+    are not training."""
+    out = []
+    for r in src:
+        if r["kernel"] not in SPARSE_MLA_KERNELS:
+            continue
+        gpu = norm_gpu(r["gpu"])
+        if gpu is None or not r["achieved_tflops"]:
+            continue
+        notes = r["notes"]
+        S = int(re.search(r"S=(\d+)", notes).group(1))
+        H = int(re.search(r"H=(\d+)", notes).group(1))
+        k = int(re.search(r"topk=(\d+)", notes).group(1))
+        flops = 2.0 * S * H * k * (576 + 512) * (2.5 if r["kernel"].endswith("bwd") else 1.0)
+        rate = float(r["achieved_tflops"])
+        o = blank()
+        o.update(gpu=gpu, kernel=r["kernel"], dtype=norm_dtype(r["dtype"]), impl="tilelang",
+                 batch=1, k=k, seq_q=S, seq_kv=S, heads=H, kv_heads=1, head_dim_qk=576,
+                 head_dim_v=512, causal="1", window=0, flops=flops,
+                 time_us=flops / (rate * 1e12) * 1e6, achieved_tflops=rate,
+                 time_from="derived: flops / the stated rate", source_gpu=r["gpu"],
+                 source_dtype=r["dtype"], source_url=r["source_url"],
+                 notes="k = top-k; approximate TFLOP/s (README) at the test shape; flops "
+                 "2*S*H*k*(576 + 512), x2.5 for bwd; " + notes)
+        out.append(o)
+    return out
+
+
 def write(path, rows):
     with open(path, "w", newline="") as f:
         f.write("# fleetsim kernel calibration table; format: calibration/KERNELS.md\n")
@@ -400,7 +484,7 @@ def main():
         "grouped_gemm.csv": grouped_rows(src),
         "attention.csv": attention_rows(src),
         "memory.csv": memory_rows(src),
-        "ssm.csv": ssm_rows(ssm_src),
+        "ssm.csv": ssm_rows(ssm_src) + gdn_rows(ssm_src) + sparse_mla_rows(ssm_src),
     }
     for name, rows in tables.items():
         write(os.path.join(a.out, name), rows)

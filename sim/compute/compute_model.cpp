@@ -196,6 +196,7 @@ ComputeModel ComputeModel::load(const GpuSpec& gpu, const std::string& data_dir)
   if (!im.no_tables) im.load_grouped(tgpu, t, cm);
   im.load_attention(gpu, t, cm);
   im.load_ssm(gpu, dir + "ssm.csv");
+  im.load_linear_attention(gpu, dir + "ssm.csv");
   im.load_moe_ops(gpu, cm);
   return cm;
 }

@@ -47,6 +47,29 @@ struct SsdShape {
   int chunk = 0;
 };
 
+// Gated DeltaNet chunked delta rule on one GPU: `batch` sequences of `seq` tokens, the GPU's
+// value heads (q and k run repeated to them), key / value head dims and chunk length.
+struct GdnShape {
+  int64_t batch = 1;
+  int64_t seq = 0;
+  int heads = 0;
+  int head_dim_k = 0;
+  int head_dim_v = 0;
+  int chunk = 64;
+};
+
+// DeepSeek sparse attention's core on one GPU: MLA in MQA mode, each of `seq` queries of
+// `heads` heads reading `topk` selected latent rows of kv_lora_rank + rope_dim (value:
+// kv_lora_rank).
+struct SparseMlaShape {
+  int64_t batch = 1;
+  int64_t seq = 0;
+  int heads = 0;
+  int topk = 0;
+  int kv_lora_rank = 0;
+  int rope_dim = 0;
+};
+
 class ComputeModel {
  public:
   // Loads <data_dir>/calibration/kernels/{gemm,grouped_gemm,attention,memory}.csv for `gpu`
@@ -111,6 +134,15 @@ class ComputeModel {
   // Where ssd_scan's times come from; `fallback` set when this GPU has no measured rows (the
   // line is then a warning). Not part of sources(): only models with Mamba-2 layers report it.
   std::string ssd_source(bool* fallback) const;
+  // Gated DeltaNet chunk kernel (FLA chunk_gated_delta_rule; calibration/kernels/ssm.csv,
+  // linear_attention.cpp), forward or backward; and where its times come from (`fallback` set
+  // when this GPU has no measured rows).
+  Time gdn_chunk(const GdnShape& s, bool backward) const;
+  std::string gdn_source(bool* fallback) const;
+  // DeepSeek sparse attention core (TileLang sparse MLA rates, linear_attention.cpp), forward
+  // or backward; and its source line.
+  Time sparse_mla(const SparseMlaShape& s, bool backward) const;
+  std::string sparse_mla_source(bool* fallback) const;
 
   double peak_tflops(DType dtype) const;  // datasheet dense peak used for the fallback / MFU
   const std::string& gpu() const { return gpu_; }

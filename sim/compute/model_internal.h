@@ -145,6 +145,16 @@ struct ComputeModel::Impl {
   double ssd_scale = 1.0;
   std::string ssd_note;
   bool ssd_fallback = false;
+  // Gated DeltaNet (linear_attention.cpp): forward TFLOP/s by log2(FLOPs) of the FLA rows serving
+  // this GPU, times gdn_scale; the backward / forward time ratio of the fwd+bwd pairs.
+  std::vector<std::pair<double, double>> gdn_rate;
+  double gdn_scale = 1.0, gdn_bwd_ratio = 0.0;
+  std::string gdn_note;
+  bool gdn_fallback = false;
+  // Sparse MLA (linear_attention.cpp): forward and backward TFLOP/s on this GPU.
+  double sparse_fwd_tflops = 0.0, sparse_bwd_tflops = 0.0;
+  std::string sparse_note;
+  bool sparse_fallback = false;
   std::vector<FitReport> reports;
   // Measured GEMM grids of a calibration set, by DType (compute/import.h).
   std::array<compute_internal::MeasuredGemm, compute_internal::kNumDTypes> measured;
@@ -170,9 +180,10 @@ struct ComputeModel::Impl {
   void load_grouped(const std::string& tgpu, const compute_internal::KernelTables& t,
                     ComputeModel& cm);  // grouped_gemm.cpp
   void load_attention(const GpuSpec& gpu, const compute_internal::KernelTables& t,
-                      ComputeModel& cm);                       // attention.cpp
-  void load_ssm(const GpuSpec& gpu, const std::string& file);  // ssm.cpp
-  void load_moe_ops(const GpuSpec& gpu, ComputeModel& cm);     // moe_ops.cpp
+                      ComputeModel& cm);                                    // attention.cpp
+  void load_ssm(const GpuSpec& gpu, const std::string& file);               // ssm.cpp
+  void load_linear_attention(const GpuSpec& gpu, const std::string& file);  // linear_attention.cpp
+  void load_moe_ops(const GpuSpec& gpu, ComputeModel& cm);                  // moe_ops.cpp
 };
 
 }  // namespace fleetsim
