@@ -10,9 +10,11 @@ do not recognise stops the script, so nothing is approximated silently. Features
   small    - parameters or FLOPs below 0.1 % of the model's;
   material - fleetsim cannot simulate the model; the loader rejects it (no zoo model has one).
 
-Hybrid rows (Mamba-2 / attention / MLP / MoE block patterns) are read by interpret_hybrid(); a
-row whose layers fleetsim cannot model yet (LatentMoE, Gated DeltaNet, KDA, DeepSeek sparse
-attention) is listed in HYBRID_SKIP with the reason and not written.
+Hybrid rows (Mamba-2 / attention / MLP / MoE block patterns) are read by interpret_hybrid(),
+the Gated DeltaNet row (Qwen3-Next) by interpret_gdn(), the DeepSeek sparse attention row
+(DeepSeek-V3.2-Exp) by interpret_dsa(); a row whose layers fleetsim cannot model yet (LatentMoE,
+KDA, DeepSeek-V4's compressed attention and mHC residuals) is listed in HYBRID_SKIP with the
+reason and not written.
 
 Usage: workloads/import_models.py [--csv PATH] [--hybrid-csv PATH] [--out DIR] [--check]
   --csv     the model-config table (default: workloads/sources/model-configs.csv, the copy of the
@@ -78,14 +80,16 @@ HYBRID_IDS = {
     "Nemotron 3.5 Lightning 30B-A3B": ("nemotron3.5-lightning-30b-a3b",
                                        "Nemotron 3.5 Lightning 30B-A3B",
                                        ["nemotron-3.5-lightning"]),
+    "Qwen3-Next-80B-A3B": ("qwen3-next-80b-a3b", "Qwen3-Next-80B-A3B",
+                           ["Qwen3-Next-80B-A3B-Instruct", "qwen3-next"]),
+    "DeepSeek-V3.2-Exp (671B)": ("deepseek-v3.2-exp", "DeepSeek-V3.2-Exp (671B)",
+                                 ["DeepSeek-V3.2-Exp"]),
 }
 
 # Hybrid rows not written, and why (the layer kind fleetsim does not model yet).
 HYBRID_SKIP = {
     "Nemotron 3 Super 120B-A12B": "LatentMoE (experts in a 1024-d latent space) is not modelled",
     "Nemotron 3 Ultra 550B-A55B": "LatentMoE (experts in a 2048-d latent space) is not modelled",
-    "Qwen3-Next-80B-A3B": "Gated DeltaNet layers and gated attention are not modelled",
-    "DeepSeek-V3.2-Exp (671B)": "DeepSeek sparse attention (indexer + top-k) is not modelled",
     "DeepSeek-V4-Flash (284B-A13B)": "compressed / sparse attention and mHC residuals are not "
                                      "modelled",
     "Kimi Linear 48B-A3B": "Kimi Delta Attention layers are not modelled",
@@ -399,6 +403,103 @@ def interpret_hybrid(row, vocab_row):
     return out, unmodelled, notes
 
 
+def interpret_gdn(row):
+    """Qwen3-Next: every layer is a token mixer (Gated DeltaNet, or gated full attention where
+    (i+1) % full_attention_interval == 0) and an MoE, written as two blocks per layer (G or *,
+    then E), each with its own RMSNorm; GDN dims from the linear_* columns."""
+    name = row["model"]
+    unmodelled, notes = [], []
+    need(row["linear_attn_type"] == "gated_deltanet", name, "linear_attn_type",
+         row["linear_attn_type"])
+    layers = to_int(row["num_layers"])
+    pat = row["layer_pattern"]
+    m = re.fullmatch(r"layer_types = \['linear_attention','linear_attention','linear_attention',"
+                     r"'full_attention'\] x (\d+) \(full_attention_interval 4\)", pat)
+    need(m and int(m.group(1)) * 4 == layers, name, "layer_pattern", pat)
+    need(row["activation"] == "SwiGLU", name, "activation", row["activation"])
+    norm = row["norm_type"]
+    need(norm.startswith("zero-centered RMSNorm"), name, "norm_type", norm)
+    unmodelled.append(unm("zero_centered_norm", "none",
+                          "zero-centred RMSNorm (weight stored as gamma - 1, weight-decayed): "
+                          "same parameters and FLOPs"))
+    variant = row["attention_variant"]
+    need("gated full attention" in variant and "sigmoid output gate" in variant, name,
+         "attention_variant", variant)
+    need(row["qk_norm"].startswith("per-head RMSNorm on q,k"), name, "qk_norm", row["qk_norm"])
+    unmodelled.append(unm("qk_l2_norm", "none", "L2 normalisation of q and k inside the Gated "
+                          "DeltaNet kernel: parameter-free"))
+    need(row["sliding_window"].startswith("none"), name, "sliding_window", row["sliding_window"])
+    pos = row["position_embedding"]
+    need("RoPE" in pos, name, "position_embedding", pos)
+    unmodelled.append(unm("position_encoding", "none", pos))
+    att = {"kind": "gqa", "heads": to_int(row["num_attention_heads"]),
+           "kv_heads": to_int(row["num_kv_heads"]), "head_dim": to_int(row["head_dim"]),
+           "qkv_bias": False, "qk_norm": True, "output_gate": True}
+    need("chunk size 64" in row["notes"], name, "notes", "GDN chunk size")
+    gdn = {"qk_heads": to_int(row["linear_num_key_heads"]),
+           "v_heads": to_int(row["linear_num_value_heads"]),
+           "qk_head_dim": to_int(row["linear_key_head_dim"]),
+           "v_head_dim": to_int(row["linear_value_head_dim"]),
+           "conv_kernel": to_int(row["linear_conv_kernel"]), "chunk": 64}
+    need(row["moe_layer_pattern"].startswith("all 48 layers MoE"), name, "moe_layer_pattern",
+         row["moe_layer_pattern"])
+    experts = to_int(row["num_experts"])
+    moe = {"experts": experts, "shared_experts": to_int(row["num_shared_experts"]),
+           "top_k": to_int(row["top_k"]), "expert_ffn": to_int(row["moe_ffn_hidden_size"]),
+           "shared_expert_ffn": to_int(row["shared_expert_ffn_hidden_size"]),
+           "first_k_dense": 0, "layer_freq": 1, "shared_expert_gate": True}
+    need("shared expert scaled by a sigmoid gate" in row["router_score_func"], name,
+         "router_score_func", row["router_score_func"])
+    unmodelled.append(unm("router_scoring", "none", f"{row['router_score_func']}; routing "
+                          "statistics are modelled in moe/, the router GEMM's parameters are "
+                          "counted"))
+    tied = row["tied_embeddings"]
+    need(tied in ("true", "false"), name, "tied_embeddings", tied)
+    blocks = "".join(("*" if (i + 1) % 4 == 0 else "G") + "E" for i in range(layers))
+    notes.append(f"{layers} layers written as {2 * layers} blocks (mixer, then MoE; one RMSNorm "
+                 "each); gdn.chunk 64 is FLA's chunk_gated_delta_rule chunk (MCore); "
+                 "ffn_hidden_size is unused (every layer is MoE)")
+    out = {
+        "layers": 2 * layers,
+        "hidden": to_int(row["hidden_size"]),
+        "ffn": 0,
+        "vocab": to_int(row["vocab_size"]),
+        "mlp": "gated",
+        "norm": "rmsnorm",
+        "norms_per_layer": 2,
+        "linear_bias": False,
+        "tied_embeddings": tied == "true",
+        "learned_positions": False,
+        "max_seq_len": to_int(row["max_position_embeddings"]),
+        "attention": att,
+        "moe": moe,
+        "blocks": blocks,
+        "gdn": gdn,
+    }
+    return out, unmodelled, notes
+
+
+def interpret_dsa(row):
+    """DeepSeek-V3.2-Exp: DeepSeek-V3 (interpret()) with DeepSeek sparse attention in every
+    layer: top-k and the lightning indexer from the sparse_attn_* columns."""
+    name = row["model"]
+    pat = row["attention_layer_pattern"]
+    need(re.fullmatch(r"all \d+ layers MLA\+DSA", pat), name, "attention_layer_pattern", pat)
+    plain = dict(row)
+    plain["attention_layer_pattern"] = "all layers"
+    out, unmodelled, notes = interpret(plain)
+    need(out["attention"]["kind"] == "mla", name, "attention_variant", row["attention_variant"])
+    out["attention"]["sparse_topk"] = to_int(row["sparse_attn_topk"])
+    out["attention"]["indexer_heads"] = to_int(row["sparse_attn_indexer_heads"])
+    out["attention"]["indexer_head_dim"] = to_int(row["sparse_attn_indexer_head_dim"])
+    unmodelled.append(unm("indexer_rotation_fp8", "none",
+                          "the indexer's Hadamard rotation, partial RoPE and FP8 casts of q / k: "
+                          "element-wise"))
+    notes.append("DeepSeek sparse attention in every layer (attention.sparse_topk, indexer_*); "
+                 "the indexer's key LayerNorm is counted with its parameters")
+    return out, unmodelled, notes
+
+
 def active_number(s):
     """'3.2B (3.6B incl. embeddings)' -> the figure including embeddings, as active_params counts."""
     m = re.fullmatch(r"[\d.]+[BT] \(([\d.]+[BT]) incl\. embeddings\)", s.strip())
@@ -415,7 +516,12 @@ def build_hybrid(rows, models, seen_alias):
             raise Unrecognised(f"unknown hybrid model row {name!r}: add it to HYBRID_IDS or "
                                "HYBRID_SKIP")
         mid, display, extra = HYBRID_IDS[name]
-        body, unmodelled, notes = interpret_hybrid(row, by_name[HYBRID_VOCAB_FROM_ROW])
+        if row["linear_attn_type"]:
+            body, unmodelled, notes = interpret_gdn(row)
+        elif row["sparse_attn_topk"]:
+            body, unmodelled, notes = interpret_dsa(row)
+        else:
+            body, unmodelled, notes = interpret_hybrid(row, by_name[HYBRID_VOCAB_FROM_ROW])
         aliases = [a.strip() for a in row["perf_summary_model_names"].split(";") if a.strip()]
         aliases += extra
         for a in aliases:

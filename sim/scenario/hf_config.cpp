@@ -32,7 +32,8 @@ enum class Family {
   kGptOss,
   kGpt2,
   kNemotron,
-  kNemotronH
+  kNemotronH,
+  kQwen3Next
 };
 
 const std::map<std::string, Family> kFamilies = {
@@ -42,12 +43,11 @@ const std::map<std::string, Family> kFamilies = {
     {"qwen3_moe", Family::kQwen3Moe},   {"deepseek_v2", Family::kDeepseek},
     {"deepseek_v3", Family::kDeepseek}, {"kimi_k2", Family::kDeepseek},
     {"gpt_oss", Family::kGptOss},       {"gpt2", Family::kGpt2},
-    {"nemotron", Family::kNemotron},    {"nemotron_h", Family::kNemotronH}};
+    {"nemotron", Family::kNemotron},    {"nemotron_h", Family::kNemotronH},
+    {"qwen3_next", Family::kQwen3Next}, {"deepseek_v32", Family::kDeepseek}};
 
 // model_types that name a published architecture fleetsim recognises but does not model yet.
 const std::map<std::string, std::string> kNotModelled = {
-    {"qwen3_next", "Qwen3-Next (Gated DeltaNet linear-attention layers): not modelled"},
-    {"deepseek_v32", "DeepSeek-V3.2 sparse attention (indexer + top-k): not modelled"},
     {"mamba2", "pure Mamba-2 models (MambaConfig layout) are not mapped; nemotron_h is"},
     {"jamba", "Jamba (Mamba + attention + MoE layers): Mamba layers are not modelled"},
     {"llama4",
@@ -69,7 +69,9 @@ std::string family_class(const std::string& model_type) {
       {"gpt_oss", "GptOssConfig"},
       {"gpt2", "GPT2Config"},
       {"nemotron", "NemotronConfig"},
-      {"nemotron_h", "NemotronHConfig"}};
+      {"nemotron_h", "NemotronHConfig"},
+      {"qwen3_next", "Qwen3NextConfig"},
+      {"deepseek_v32", "DeepseekV32Config"}};
   return names.at(model_type);
 }
 
@@ -96,7 +98,7 @@ void read_layer_types(HfReader& r, ModelSpec& m, int window) {
   for (size_t i = 0; i < types.size(); ++i) {
     if (types[i] == "linear_attention")
       r.fail(ptr + "/" + std::to_string(i),
-             "linear-attention (Gated DeltaNet) layers are not modelled by fleetsim");
+             "linear-attention (Gated DeltaNet) layers are only read for model_type qwen3_next");
     if (types[i] != "full_attention" && types[i] != "sliding_attention")
       r.fail(ptr + "/" + std::to_string(i),
              "expected 'full_attention' or 'sliding_attention', got '" + types[i] + "'");
@@ -222,6 +224,19 @@ void read_mla(HfReader& r, ModelSpec& m) {
   r.ignore("head_dim");  // newer DeepseekV3Config: qk_rope_head_dim, derived
   if (r.boolean_or("attention_bias", false, ""))
     r.fail("/attention_bias", "not supported with MLA");
+  // DeepSeek-V3.2 (DeepseekV32Config): DeepSeek sparse attention, all three keys or none.
+  const bool dsa =
+      r.present("index_topk") || r.present("index_n_heads") || r.present("index_head_dim");
+  if (dsa) {
+    a.sparse_topk =
+        static_cast<int>(r.integer("index_topk", 1, int64_t{1} << 30, "/attention/sparse_topk"));
+    a.indexer_heads =
+        static_cast<int>(r.integer("index_n_heads", 1, 4096, "/attention/indexer_heads"));
+    a.indexer_head_dim =
+        static_cast<int>(r.integer("index_head_dim", 1, 4096, "/attention/indexer_head_dim"));
+    r.note("/attention/indexer_head_dim",
+           "config.json:/index_head_dim; the indexer's key LayerNorm (weight and bias) counted");
+  }
 }
 
 }  // namespace
@@ -430,10 +445,16 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
              "tie_word_embeddings absent: false, the default of " + family_class(imp.model_type));
     if (f == Family::kNemotronH) {
       read_nemotron_h(r, m);
+    } else if (f == Family::kQwen3Next) {
+      read_qwen3_next(r, m);
     } else {
       read_llama_like(r, m, f);
     }
   }
+  if (imp.model_type == "deepseek_v32" && m.attention.sparse_topk == 0)
+    r.fail("/index_topk",
+           "missing: DeepseekV32Config needs index_topk, index_n_heads and "
+           "index_head_dim (DeepSeek sparse attention)");
   if (m.moe.experts > 0) m.experts_field = file + ":" + r.origin_of("/moe/experts");
   r.finish(family_class(imp.model_type));
   imp.origin = r.origin();

@@ -27,6 +27,12 @@ ojson attention_json(const AttentionSpec& a) {
   }
   o["qkv_bias"] = a.qkv_bias;
   o["qk_norm"] = a.qk_norm;
+  if (a.output_gate) o["output_gate"] = true;
+  if (a.sparse_topk > 0) {
+    o["sparse_topk"] = a.sparse_topk;
+    o["indexer_heads"] = a.indexer_heads;
+    o["indexer_head_dim"] = a.indexer_head_dim;
+  }
   if (a.sliding_window > 0) {
     o["sliding_window"] = a.sliding_window;
     o["window_kind"] = a.window_kind == WindowKind::kChunked ? "chunked" : "sliding";
@@ -45,6 +51,7 @@ ojson moe_json(const MoeSpec& s) {
   o["shared_expert_ffn"] = s.shared_expert_ffn;
   o["first_k_dense"] = s.first_k_dense;
   o["layer_freq"] = s.layer_freq;
+  if (s.shared_expert_gate) o["shared_expert_gate"] = true;
   return o;
 }
 
@@ -75,6 +82,12 @@ std::string zoo_model_json(const HfImport& imp) {
       const MambaSpec& s = m.mamba;
       o["mamba"] = {{"heads", s.heads},   {"head_dim", s.head_dim},       {"state", s.state},
                     {"groups", s.groups}, {"conv_kernel", s.conv_kernel}, {"chunk", s.chunk}};
+    }
+    if (std::count(m.blocks.begin(), m.blocks.end(), BlockKind::kGdn) > 0) {
+      const GdnSpec& g = m.gdn;
+      o["gdn"] = {{"qk_heads", g.qk_heads},       {"v_heads", g.v_heads},
+                  {"qk_head_dim", g.qk_head_dim}, {"v_head_dim", g.v_head_dim},
+                  {"conv_kernel", g.conv_kernel}, {"chunk", g.chunk}};
     }
   }
   o["mtp_layers"] = m.mtp_layers;

@@ -4,11 +4,14 @@
 //   linear_bias, tied_embeddings, learned_positions, max_seq_len,
 //   attention{kind "gqa"|"mla", heads, kv_heads, head_dim, qkv_bias, qk_norm, q_lora_rank,
 //             kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, sliding_window,
-//             window_kind "sliding"|"chunked", window_pattern, window_layers},
+//             window_kind "sliding"|"chunked", window_pattern, window_layers, output_gate,
+//             sparse_topk, indexer_heads, indexer_head_dim},
 //   moe?{experts, shared_experts, top_k, expert_ffn, shared_expert_ffn, first_k_dense,
-//        layer_freq},
-//   blocks? "M*-E..." (hybrid per-layer pattern, one character per layer: M Mamba-2, * attention,
-//   - dense MLP, E MoE), mamba?{heads, head_dim, state, groups, conv_kernel, chunk},
+//        layer_freq, shared_expert_gate},
+//   blocks? "M*-EG..." (hybrid per-layer pattern, one character per layer: M Mamba-2,
+//   * attention, - dense MLP, E MoE, G Gated DeltaNet),
+//   mamba?{heads, head_dim, state, groups, conv_kernel, chunk},
+//   gdn?{qk_heads, v_heads, qk_head_dim, v_head_dim, conv_kernel, chunk},
 //   mtp_layers, published_total_params?, published_active_params?,
 //   unmodelled[{feature, impact "none"|"small"|"material", note}], origin?{field: text}, notes?
 #include "scenario/model_loader.h"
@@ -48,6 +51,7 @@ const std::vector<std::string> kModelKeys = {"id",
                                              "moe",
                                              "blocks",
                                              "mamba",
+                                             "gdn",
                                              "mtp_layers",
                                              "published_total_params",
                                              "published_active_params",
@@ -55,14 +59,17 @@ const std::vector<std::string> kModelKeys = {"id",
                                              "origin",
                                              "notes"};
 const std::vector<std::string> kAttentionKeys = {
-    "kind",       "heads",          "kv_heads",     "head_dim",         "qkv_bias",
-    "qk_norm",    "q_lora_rank",    "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
-    "v_head_dim", "sliding_window", "window_kind",  "window_pattern",   "window_layers"};
+    "kind",        "heads",          "kv_heads",      "head_dim",         "qkv_bias",
+    "qk_norm",     "q_lora_rank",    "kv_lora_rank",  "qk_nope_head_dim", "qk_rope_head_dim",
+    "v_head_dim",  "sliding_window", "window_kind",   "window_pattern",   "window_layers",
+    "output_gate", "sparse_topk",    "indexer_heads", "indexer_head_dim"};
 const std::vector<std::string> kMoeKeys = {"experts",    "shared_experts",    "top_k",
                                            "expert_ffn", "shared_expert_ffn", "first_k_dense",
-                                           "layer_freq"};
+                                           "layer_freq", "shared_expert_gate"};
 const std::vector<std::string> kMambaKeys = {"heads",  "head_dim",    "state",
                                              "groups", "conv_kernel", "chunk"};
+const std::vector<std::string> kGdnKeys = {"qk_heads",   "v_heads",     "qk_head_dim",
+                                           "v_head_dim", "conv_kernel", "chunk"};
 const std::vector<std::string> kUnmodelledKeys = {"feature", "impact", "note"};
 
 constexpr int64_t kMaxWidth = int64_t{1} << 24;  // 16 M: hidden / FFN widths
@@ -88,6 +95,24 @@ bool bool_or(const Obj& o, const std::string& key, bool dflt) {
 }
 int int_or(const Obj& o, const std::string& key, int64_t lo, int64_t hi, int dflt) {
   return o.has(key) ? static_cast<int>(o.integer(key, lo, hi)) : dflt;
+}
+
+// DeepSeek sparse attention: top-k and the lightning indexer's heads, all three or none; MLA only
+// (DeepSeek-V3.2 runs MLA in MQA mode over the selected tokens).
+void read_sparse(const Obj& a, AttentionSpec* s) {
+  if (!a.has("sparse_topk")) {
+    for (const char* k : {"indexer_heads", "indexer_head_dim"})
+      if (a.has(k)) a.fail(a.at(k), "only valid with sparse_topk > 0");
+    return;
+  }
+  s->sparse_topk = static_cast<int>(a.integer("sparse_topk", 1, int64_t{1} << 30));
+  s->indexer_heads = static_cast<int>(a.integer("indexer_heads", 1, 4096));
+  s->indexer_head_dim = static_cast<int>(a.integer("indexer_head_dim", 1, 4096));
+  if (s->kind != AttentionKind::kMla)
+    a.fail(a.at("sparse_topk"),
+           "DeepSeek sparse attention is only modelled with kind \"mla\" (MQA mode of MLA)");
+  if (s->sliding_window > 0)
+    a.fail(a.at("sparse_topk"), "not modelled together with a sliding window");
 }
 
 AttentionSpec read_attention(const Obj& a, int64_t hidden) {
@@ -122,6 +147,9 @@ AttentionSpec read_attention(const Obj& a, int64_t hidden) {
       if (a.has(k)) a.fail(a.at(k), "only valid with kind \"mla\"");
     }
   }
+  s.output_gate = bool_or(a, "output_gate", false);
+  if (s.output_gate && s.kind == AttentionKind::kMla)
+    a.fail(a.at("output_gate"), "only modelled with kind \"gqa\" (Megatron attention_output_gate)");
   s.sliding_window = int_or(a, "sliding_window", 0, int64_t{1} << 30, 0);
   if (s.sliding_window > 0) {
     s.window_kind = a.choice("window_kind", {"sliding", "chunked"}) == "chunked"
@@ -134,6 +162,7 @@ AttentionSpec read_attention(const Obj& a, int64_t hidden) {
       if (a.has(k)) a.fail(a.at(k), "only valid with sliding_window > 0");
     }
   }
+  read_sparse(a, &s);
   return s;
 }
 
@@ -152,6 +181,25 @@ MoeSpec read_moe(const Obj& o, int layers) {
   }
   s.first_k_dense = int_or(o, "first_k_dense", 0, layers - 1, 0);
   s.layer_freq = int_or(o, "layer_freq", 1, std::max(1, layers - s.first_k_dense), 1);
+  s.shared_expert_gate = bool_or(o, "shared_expert_gate", false);
+  if (s.shared_expert_gate && s.shared_experts == 0)
+    o.fail(o.at("shared_expert_gate"), "needs a shared expert (shared_experts > 0)");
+  return s;
+}
+
+GdnSpec read_gdn(const Obj& o) {
+  GdnSpec s;
+  s.qk_heads = static_cast<int>(o.integer("qk_heads", 1, 65536));
+  s.v_heads = static_cast<int>(o.integer("v_heads", 1, 65536));
+  s.qk_head_dim = static_cast<int>(o.integer("qk_head_dim", 1, 4096));
+  s.v_head_dim = static_cast<int>(o.integer("v_head_dim", 1, 4096));
+  s.conv_kernel = static_cast<int>(o.integer("conv_kernel", 1, 64));
+  s.chunk = static_cast<int>(o.integer("chunk", 1, 65536));
+  if (s.v_heads % s.qk_heads != 0) {
+    o.fail(o.at("v_heads"), "must be a multiple of qk_heads (" + std::to_string(s.qk_heads) +
+                                "; q and k are repeated to the v heads), got " +
+                                std::to_string(s.v_heads));
+  }
   return s;
 }
 
@@ -176,9 +224,10 @@ void read_blocks(const Obj& root, ModelSpec* m) {
   size_t bad = 0;
   if (!parse_block_pattern(text, &m->blocks, &bad)) {
     root.fail(root.at("blocks"),
-              text.empty() ? std::string("expected a non-empty pattern of M * - E")
+              text.empty() ? std::string("expected a non-empty pattern of M * - E G")
                            : "character " + std::to_string(bad) + " '" + text.substr(bad, 1) +
-                                 "' is not a block kind (M Mamba-2, * attention, - MLP, E MoE)");
+                                 "' is not a block kind (M Mamba-2, * attention, - MLP, E MoE, "
+                                 "G Gated DeltaNet)");
   }
   if (static_cast<int>(m->blocks.size()) != m->layers) {
     root.fail(root.at("blocks"),
@@ -190,12 +239,28 @@ void read_blocks(const Obj& root, ModelSpec* m) {
     root.fail(root.at("mamba"), "missing: the pattern has Mamba-2 blocks (M)");
   if (count(BlockKind::kMamba) == 0 && root.has("mamba"))
     root.fail(root.at("mamba"), "only valid when the pattern has Mamba-2 blocks (M)");
+  if (count(BlockKind::kGdn) > 0 && !root.has("gdn"))
+    root.fail(root.at("gdn"), "missing: the pattern has Gated DeltaNet blocks (G)");
+  if (count(BlockKind::kGdn) == 0 && root.has("gdn"))
+    root.fail(root.at("gdn"), "only valid when the pattern has Gated DeltaNet blocks (G)");
   if (count(BlockKind::kMoe) > 0 && !is_moe(*m))
     root.fail(root.at("moe"), "missing: the pattern has MoE blocks (E)");
   if (count(BlockKind::kMoe) == 0 && is_moe(*m))
     root.fail(root.at("blocks"), "has no MoE block (E) but the model defines \"moe\"");
   if (is_moe(*m) && (m->moe.first_k_dense != 0 || m->moe.layer_freq != 1))
     root.fail(root.at("moe"), "first_k_dense / layer_freq do not apply: the pattern places MoE");
+}
+
+// The hybrid parts: the mixers' specs and the block pattern that uses them.
+void read_hybrid(const Obj& root, ModelSpec* m) {
+  if (root.has("mamba")) m->mamba = read_mamba(root.object("mamba", kMambaKeys));
+  if (root.has("gdn")) m->gdn = read_gdn(root.object("gdn", kGdnKeys));
+  if (root.has("blocks")) read_blocks(root, m);
+  if (!root.has("blocks") && root.has("mamba"))
+    root.fail(root.at("mamba"), "only valid with a \"blocks\" pattern that has Mamba-2 blocks");
+  if (!root.has("blocks") && root.has("gdn"))
+    root.fail(root.at("gdn"),
+              "only valid with a \"blocks\" pattern that has Gated DeltaNet blocks");
 }
 
 // "origin": where each field came from (written by `fleetsim model import`), strings only.
@@ -262,10 +327,7 @@ ModelSpec parse_model_text(const std::string& json_text, const std::string& file
   m.attention = read_attention(root.object("attention", kAttentionKeys), m.hidden);
   if (root.has("moe")) m.moe = read_moe(root.object("moe", kMoeKeys), m.layers);
   m.mtp_layers = int_or(root, "mtp_layers", 0, 16, 0);
-  if (root.has("mamba")) m.mamba = read_mamba(root.object("mamba", kMambaKeys));
-  if (root.has("blocks")) read_blocks(root, &m);
-  if (!root.has("blocks") && root.has("mamba"))
-    root.fail(root.at("mamba"), "only valid with a \"blocks\" pattern that has Mamba-2 blocks");
+  read_hybrid(root, &m);
 
   // The dense FFN width is needed when some layer is dense.
   const bool any_dense = is_hybrid(m)

@@ -37,7 +37,8 @@
 // inputs, attn_in, mlp_in and the masks stay whole: sbh(10 + 24/t + 5as/(ht)). Expert
 // activations follow the tokens (/tp under SP) times the busiest EP rank's token factor.
 // Hybrid blocks (one norm each) keep only their part: attention terms (attn_in, q, k, v, core,
-// o, one mask) or FFN terms (mlp_in, mlp / moe, one mask), or a Mamba-2 mixer's (mamba_32nds).
+// o, one mask) or FFN terms (mlp_in, mlp / moe, one mask), or a Mamba-2 / Gated DeltaNet
+// mixer's (mamba_32nds, gdn_32nds).
 // Context parallelism makes s → s/cp. Selective recompute drops what the recomputed modules
 // rebuild; offloaded modules' saved tensors leave the GPU.
 #include <algorithm>
@@ -75,6 +76,18 @@ int64_t mamba_32nds(const MambaSpec& s, int64_t g32) {
          64 * s.d_inner() /*y*/ + g32 * s.d_inner();
 }
 
+// Saved tensors of a Gated DeltaNet mixer per token, in 32nds of a byte, split over TP (heads):
+// the conv1d input q, k, v (in_proj output, 2 B) and the L2-norm inputs q, k (conv + SiLU
+// output); the delta-rule kernel's inputs q, k repeated to the v heads, v, the fp32 gate g, β
+// and α, and its per-chunk solved matrix A (bf16, chunk values per head); the gate z, the
+// kernel output (gated-norm input) and the norm output (out_proj input, a GEMM input).
+int64_t gdn_32nds(const GdnSpec& s, int64_t g32) {
+  const int64_t rep_qk = 2 * int64_t{s.v_heads} * s.qk_head_dim;
+  return 64 * s.conv_channels() + 64 * 2 * s.qk_dim() + 64 * (rep_qk + s.v_dim()) +
+         (128 + 64 + 128) * s.v_heads + 64 * int64_t{s.v_heads} * s.chunk + 64 * s.v_dim() /*z*/ +
+         64 * s.v_dim() /*o*/ + g32 * s.v_dim();
+}
+
 // The attention terms of one layer (q, k, v, o, core), 32nds of a byte per token, split over TP.
 int64_t attention_32nds(const ModelSpec& m, const ParallelConfig& p, const MemoryOptions& o,
                         Recompute recompute, int64_t g32) {
@@ -101,6 +114,18 @@ int64_t attention_32nds(const ModelSpec& m, const ParallelConfig& p, const Memor
     if (!core_off) split += 64 * (qw + kvw) + 64 * kvw;
     // QK-norm: the norms' inputs (q and k before the norm) and their fp32 1/rms per head.
     if (a.qk_norm) split += 64 * (qw + kvw) + 32 * 4 * (int64_t{a.heads} + a.kv_heads);
+  }
+  // Gated attention: the gate (q_proj's second half) and the ungated attention output, kept by
+  // the sigmoid-gate product for its backward.
+  if (a.output_gate) split += 64 * 2 * o_width;
+  // DeepSeek sparse attention: the indexer's q, k and head weights (bf16) and the top-k indices
+  // (int32) the sparse kernel's backward reads; the indexer is duplicated on every TP rank, so
+  // its share is tp times what splitting would leave.
+  if (a.sparse_topk > 0) {
+    const int64_t idx = 64 * (int64_t{a.indexer_heads} * a.indexer_head_dim + a.indexer_head_dim +
+                              a.indexer_heads) +
+                        128 * int64_t{a.sparse_topk};
+    split += int64_t{p.tp} * idx;
   }
   // The attention output: kept by the attention kernel, and (the same tensor in bf16, an FP8
   // copy otherwise) by the output projection.
@@ -217,7 +242,8 @@ int64_t layer_activation_bytes(const ModelSpec& m, int layer, const ParallelConf
 
   const bool moe = layer >= m.layers ? is_moe(m) : is_moe_layer(m, layer);
   const bool attn = has_attention(m, layer), ffn = has_ffn(m, layer);
-  const bool mamba = !attn && !ffn;
+  const bool gdn = is_hybrid(m) && layer < m.layers && block_kind(m, layer) == BlockKind::kGdn;
+  const bool mamba = !attn && !ffn && !gdn;
   const int norm_count = is_hybrid(m) && layer < m.layers ? 1 : m.norms_per_layer;
   // Selective recompute of a module (Megatron's --recompute-modules): what it recomputes in
   // backward is not stored, only its input (which another term already counts).
@@ -232,10 +258,11 @@ int64_t layer_activation_bytes(const ModelSpec& m, int layer, const ParallelConf
       norms += offloaded ? 0 : 64 * h;
     }
   }
-  const int64_t residuals = (attn || mamba ? 1 : 0) + (ffn ? 1 : 0);
-  int64_t replicated = norms + (attn || mamba ? g32 * h : 0) /*attn_in*/ +
-                       (ffn ? g32 * h : 0) /*mlp_in*/ + 32 * mask * residuals * h /*masks*/;
-  int64_t split = mamba ? mamba_32nds(m.mamba, g32) : 0;
+  const bool mixer = attn || mamba || gdn;
+  const int64_t residuals = (mixer ? 1 : 0) + (ffn ? 1 : 0);
+  int64_t replicated = norms + (mixer ? g32 * h : 0) /*attn_in*/ + (ffn ? g32 * h : 0) /*mlp_in*/ +
+                       32 * mask * residuals * h /*masks*/;
+  int64_t split = mamba ? mamba_32nds(m.mamba, g32) : gdn ? gdn_32nds(m.gdn, g32) : 0;
   if (attn) split += attention_32nds(m, p, o, recompute, g32);
   if (ffn) split += ffn_32nds(m, p, o, recompute, moe, g32);
   const int64_t per_token_32 = sp ? (replicated + split) / p.tp : replicated + split / p.tp;

@@ -50,7 +50,27 @@ int64_t attention_weights(const ModelSpec& m) {
   }
   const int64_t qw = int64_t{a.heads} * a.head_dim;
   const int64_t kvw = int64_t{a.kv_heads} * a.head_dim;
-  return h * (qw + 2 * kvw) + qw * h;
+  const int64_t gate = a.output_gate ? qw : 0;  // q_proj's second half: the output gate
+  return h * (qw + gate + 2 * kvw) + qw * h;
+}
+
+// The lightning indexer's GEMM weights (DSA): wq_b, wk and weights_proj.
+int64_t indexer_weights(const ModelSpec& m) {
+  const AttentionSpec& a = m.attention;
+  if (a.sparse_topk == 0) return 0;
+  const int64_t q_in = a.q_lora_rank > 0 ? a.q_lora_rank : m.hidden;
+  const int64_t hd = int64_t{a.indexer_heads} * a.indexer_head_dim;
+  return q_in * hd + m.hidden * a.indexer_head_dim + m.hidden * a.indexer_heads;
+}
+
+// Mean of s/2 (causal, dense) over the documents of a packed sequence: the keys the DSA
+// indexer scores, which is dense whatever the top-k.
+double dense_causal_keys(int seq_len, int document_tokens) {
+  if (document_tokens <= 0 || document_tokens >= seq_len) return seq_len / 2.0;
+  double sum = 0;
+  for (const DocumentGroup& g : packed_documents(seq_len, document_tokens))
+    sum += static_cast<double>(g.count) * g.tokens * (g.tokens / 2.0);
+  return sum / seq_len;
 }
 
 int64_t norm_vector(const ModelSpec& m) {
@@ -69,11 +89,27 @@ int64_t v_width(const ModelSpec& m) {
   return int64_t{a.heads} * (a.kind == AttentionKind::kMla ? a.v_head_dim : a.head_dim);
 }
 
+// DeepSeek sparse attention beyond the MLA projections, training FLOPs per token (Megatron-
+// Bridge's DSA terms, workloads/sources/hybrid-models.md): the sparse core in MLA's absorbed MQA
+// form, 2·keys·heads·(2·kv_lora_rank + qk_rope_head_dim), and the indexer's dense causal scoring
+// 2·keys_dense·H_I·(d_I + 1), both × 3 (forward, backward); the indexer projections
+// × (weight_flops − 2): its inputs are detached (no dgrad), it is trained by its KL loss (wgrad).
+double dsa_flops(const ModelSpec& m, double keys, int seq_len, const FlopConvention& c) {
+  const AttentionSpec& a = m.attention;
+  double dense = dense_causal_keys(seq_len, c.document_tokens);
+  if (!c.causal) dense *= 2.0;
+  const double core = 2.0 * keys * a.heads * (2.0 * a.kv_lora_rank + a.qk_rope_head_dim);
+  const double score = 2.0 * dense * a.indexer_heads * (a.indexer_head_dim + 1.0);
+  return 3.0 * (core + score) + (c.weight_flops - 2.0) * static_cast<double>(indexer_weights(m));
+}
+
 // Training FLOPs per token of decoder layer `i` (weights and attention core).
 // A hybrid model's layer is one block: Mamba-2 (Megatron's term), attention or an FFN.
 double layer_flops(const ModelSpec& m, int i, int seq_len, const FlopConvention& c) {
   if (is_hybrid(m) && i < m.layers && block_kind(m, i) == BlockKind::kMamba)
     return 3.0 * megatron_mamba_flops_per_token(m);
+  if (is_hybrid(m) && i < m.layers && block_kind(m, i) == BlockKind::kGdn)
+    return 3.0 * megatron_gdn_flops_per_token(m);
   const bool attn = has_attention(m, i);
   double w = attn ? static_cast<double>(attention_weights(m)) : 0.0;
   if (!has_ffn(m, i)) {
@@ -86,6 +122,7 @@ double layer_flops(const ModelSpec& m, int i, int seq_len, const FlopConvention&
   }
   double keys = attn ? packed_attended_keys(m, i, seq_len, c.document_tokens) : 0.0;
   if (!c.causal) keys *= 2.0;
+  if (attn && is_sparse_attention(m)) return c.weight_flops * w + dsa_flops(m, keys, seq_len, c);
   const double core = 2.0 * keys * static_cast<double>(qk_width(m) + v_width(m));
   return c.weight_flops * w + 3.0 * core;
 }
@@ -124,6 +161,9 @@ LayerParams layer_params(const ModelSpec& m, int layer) {
       case BlockKind::kMamba:
         p.attention = mamba_params(m);
         return p;
+      case BlockKind::kGdn:
+        p.attention = gdn_params(m);
+        return p;
       case BlockKind::kMlp:
         p.dense_mlp = mlp_params(m, m.ffn);
         return p;
@@ -161,7 +201,7 @@ int64_t attention_params(const ModelSpec& m) {
     if (a.qk_norm) n += 2 * int64_t{a.head_dim};
   }
   if (m.linear_bias) n += h;  // output projection bias
-  return n;
+  return n + indexer_params(m);
 }
 
 void moe_params(const ModelSpec& m, LayerParams* p) {
@@ -170,9 +210,24 @@ void moe_params(const ModelSpec& m, LayerParams* p) {
   p->one_expert = mlp_params(m, m.moe.expert_ffn);
   p->routed_experts = p->one_expert * m.moe.experts;
   p->shared_experts = mlp_params(m, m.moe.shared_expert_ffn) * m.moe.shared_experts;
+  if (m.moe.shared_expert_gate && m.moe.shared_experts > 0) p->shared_experts += h;
 }
 
 }  // namespace
+
+int64_t indexer_params(const ModelSpec& m) {
+  const int64_t w = indexer_weights(m);
+  return w > 0 ? w + 2 * int64_t{m.attention.indexer_head_dim} : 0;  // + the key's LayerNorm
+}
+
+bool is_sparse_attention(const ModelSpec& m) {
+  return m.attention.sparse_topk > 0;
+}
+
+double sparse_attended_keys(int topk, double s) {
+  const double k = topk;
+  return s > k ? k - k * k / (2.0 * s) : s / 2.0;
+}
 
 int64_t embedding_params(const ModelSpec& m) {
   return m.vocab * m.hidden + (m.learned_positions ? int64_t{m.max_seq_len} * m.hidden : 0);
@@ -212,6 +267,7 @@ int64_t active_params(const ModelSpec& m) {
 double attended_keys(const ModelSpec& m, int layer, int seq_len) {
   const double s = seq_len;
   const AttentionSpec& a = m.attention;
+  if (is_sparse_attention(m)) return sparse_attended_keys(a.sparse_topk, s);
   const bool windowed =
       a.sliding_window > 0 && a.window_pattern > 0 && (layer % a.window_pattern) < a.window_layers;
   if (!windowed) return s / 2.0;

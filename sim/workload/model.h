@@ -52,6 +52,16 @@ struct AttentionSpec {
   int window_pattern = 0;
   int window_layers = 0;
   WindowKind window_kind = WindowKind::kSliding;
+  // Gated attention (Qwen3-Next, Megatron-Core attention_output_gate): q_proj also emits a gate
+  // of heads · head_dim, applied as sigmoid(gate) ⊙ attention output before o_proj.
+  bool output_gate = false;
+  // DeepSeek sparse attention (DSA, DeepSeek-V3.2; MLA only; 0 = dense): a lightning indexer of
+  // indexer_heads × indexer_head_dim (q from the q latent, one shared key from the hidden state,
+  // LayerNorm on the key, per-head weights from the hidden state) scores every previous token
+  // and each query attends to its sparse_topk best (MLA in MQA mode over the 576-d latent).
+  int sparse_topk = 0;
+  int indexer_heads = 0;
+  int indexer_head_dim = 0;
 };
 
 struct MoeSpec {
@@ -65,6 +75,9 @@ struct MoeSpec {
   // (i - first_k_dense + 1) % layer_freq == 0 (layer_freq 2: layers 1, 3, 5, ... as Llama 4
   // Maverick's interleave step 2).
   int layer_freq = 1;
+  // Sigmoid gate on the shared expert's output (Qwen2-MoE / Qwen3-Next shared_expert_gate): one
+  // hidden × 1 matrix per MoE layer, counted with the shared experts.
+  bool shared_expert_gate = false;
 };
 
 // One residual block of a hybrid model (Megatron-Core's hybrid_layer_pattern / Hugging Face
@@ -74,6 +87,7 @@ enum class BlockKind {
   kAttention,  // '*': self-attention (AttentionSpec)
   kMlp,        // '-': dense MLP (ffn, mlp)
   kMoe,        // 'E': MoE FFN (MoeSpec)
+  kGdn,        // 'G': Gated DeltaNet mixer (GdnSpec; Megatron's hybrid symbol)
 };
 
 // Mamba-2 mixer (Dao & Gu 2024; Megatron-Core MambaMixer). d_inner = heads · head_dim (MCore's
@@ -91,6 +105,25 @@ struct MambaSpec {
   int64_t d_inner() const { return int64_t{heads} * head_dim; }
   int64_t conv_channels() const { return d_inner() + 2 * int64_t{groups} * state; }
   int64_t in_proj_width() const { return 2 * d_inner() + 2 * int64_t{groups} * state + heads; }
+};
+
+// Gated DeltaNet mixer (Yang, Kautz & Hatamizadeh 2024; Megatron-Core megatron/core/ssm/
+// gated_delta_net.py, Qwen3-Next). in_proj: hidden → [q, k (qk_heads · qk_head_dim each),
+// v, z gate (v_heads · v_head_dim each), β, α (v_heads each)]; causal depthwise conv1d of width
+// conv_kernel over q, k, v (no bias) + SiLU; L2-normalised q, k repeated to the v heads; the
+// chunked gated delta rule (chunk tokens); per-head A_log, dt_bias; RMSNorm over v_head_dim
+// gated by silu(z); out_proj: v_heads · v_head_dim → hidden.
+struct GdnSpec {
+  int qk_heads = 0;
+  int v_heads = 0;
+  int qk_head_dim = 0;
+  int v_head_dim = 0;
+  int conv_kernel = 0;
+  int chunk = 0;
+  int64_t qk_dim() const { return int64_t{qk_heads} * qk_head_dim; }
+  int64_t v_dim() const { return int64_t{v_heads} * v_head_dim; }
+  int64_t conv_channels() const { return 2 * qk_dim() + v_dim(); }
+  int64_t in_proj_width() const { return 2 * qk_dim() + 2 * v_dim() + 2 * int64_t{v_heads}; }
 };
 
 // A published feature the struct cannot express, kept so reports can say what is left out.
@@ -128,6 +161,7 @@ struct ModelSpec {
   // single block with one norm); empty = every layer is attention followed by MLP or MoE.
   std::vector<BlockKind> blocks;
   MambaSpec mamba;
+  GdnSpec gdn;
   int mtp_layers = 0;  // multi-token-prediction modules (DeepSeek-V3)
   // Published totals, for checking the closed forms (0 = not published).
   double published_total_params = 0;
@@ -165,6 +199,28 @@ double ssd_scan_flops_per_token(const MambaSpec& s);
 // workloads/sources/hybrid-models.md): 2·h·(2·d + 2·G·N + heads) + 7·d·N + 2·d·h with Megatron's
 // hard-coded d = 2·hidden (not heads · head_dim); conv and gated norm not counted.
 double megatron_mamba_flops_per_token(const ModelSpec& m);
+
+// Gated DeltaNet mixer parameters of one layer (in/out projections, conv weight, A_log,
+// dt_bias, the gated norm's weight); the pre-norm is LayerParams::norms.
+int64_t gdn_params(const ModelSpec& m);
+// Chunked gated delta rule, forward, per token (all v heads), as the FLA chunk kernels run it:
+// per head 6·dk·dv (state pass and output from the state) + 1.5·C·(dk + dv) (intra-chunk
+// products) + C² (the triangular solve); the Kimi Linear report's per-head count (Eq. 13).
+double gdn_chunk_flops_per_token(const GdnSpec& s);
+// Forward FLOPs per token of one Gated DeltaNet mixer as executed: projections
+// 2·h·(in + v_dim), the conv 2·K·conv_channels and the chunk kernel.
+double gdn_forward_flops_per_token(const ModelSpec& m);
+// Megatron's model-FLOP term of one GDN layer, forward, per token (Megatron-Bridge
+// flop_utils.py gdn_layer_flops): 2·[h·(2q + 2v + 2·Hv) + K·(2q + v) + 4·Hv·dv² + h·v].
+double megatron_gdn_flops_per_token(const ModelSpec& m);
+
+// DeepSeek sparse attention: the lightning indexer's parameters of one layer (wq_b from the
+// q latent, wk, the key's LayerNorm, weights_proj), 0 for dense attention.
+int64_t indexer_params(const ModelSpec& m);
+bool is_sparse_attention(const ModelSpec& m);
+// Average keys a query's core attention reads under DSA at sequence length s: top-k of the
+// causal prefix, k − k²/(2s) for s > k (as a window of k), s/2 otherwise.
+double sparse_attended_keys(int topk, double s);
 
 bool is_moe(const ModelSpec& m);
 // Whether decoder layer `i` (0-based) has an MoE FFN.

@@ -1,8 +1,9 @@
 // Hybrid models (Nemotron-H / Nemotron 3: Mamba-2, attention, MLP and MoE blocks in a per-layer
-// pattern): the pattern parser and the closed-form parameter and FLOP counts of a Mamba-2 mixer
-// (see model.h). Sources: Megatron-Core megatron/core/ssm/mamba_mixer.py (parameter layout),
-// mamba_ssm's ssd_combined.py (the SSD sub-kernels), workloads/sources/hybrid-models.md (the
-// Megatron FLOP model and its conventions).
+// pattern; Qwen3-Next: Gated DeltaNet or gated attention, then MoE): the pattern parser and the
+// closed-form parameter and FLOP counts of a Mamba-2 and a Gated DeltaNet mixer (see model.h).
+// Sources: Megatron-Core megatron/core/ssm/mamba_mixer.py and gated_delta_net.py (parameter
+// layouts), mamba_ssm's ssd_combined.py (the SSD sub-kernels), workloads/sources/
+// hybrid-models.md (the Megatron FLOP model and its conventions).
 #include <string>
 #include <vector>
 
@@ -46,6 +47,9 @@ bool parse_block_pattern(const std::string& text, std::vector<BlockKind>* out, s
       case 'E':
         out->push_back(BlockKind::kMoe);
         break;
+      case 'G':
+        out->push_back(BlockKind::kGdn);
+        break;
       default:
         *bad = i;
         return false;
@@ -73,6 +77,9 @@ std::string block_pattern_text(const std::vector<BlockKind>& blocks) {
         break;
       case BlockKind::kMoe:
         s += 'E';
+        break;
+      case BlockKind::kGdn:
+        s += 'G';
         break;
     }
   }
@@ -117,6 +124,39 @@ double megatron_mamba_flops_per_token(const ModelSpec& m) {
   const double d = 2.0 * h;
   const double GN = static_cast<double>(s.groups) * s.state;
   return 2.0 * h * (2.0 * d + 2.0 * GN + s.heads) + 7.0 * d * s.state + 2.0 * d * h;
+}
+
+int64_t gdn_params(const ModelSpec& m) {
+  const GdnSpec& s = m.gdn;
+  const int64_t h = m.hidden;
+  const int64_t in_proj = h * s.in_proj_width();
+  const int64_t conv = s.conv_channels() * s.conv_kernel;  // depthwise, no bias (MCore default)
+  const int64_t per_head = 2 * int64_t{s.v_heads};         // A_log, dt_bias
+  const int64_t norm = s.v_head_dim;                       // gated RMSNorm, shared by the heads
+  const int64_t out_proj = s.v_dim() * h;
+  return in_proj + conv + per_head + norm + out_proj;
+}
+
+double gdn_chunk_flops_per_token(const GdnSpec& s) {
+  const double dk = s.qk_head_dim, dv = s.v_head_dim, C = s.chunk;
+  return s.v_heads * (6.0 * dk * dv + 1.5 * C * (dk + dv) + C * C);
+}
+
+double gdn_forward_flops_per_token(const ModelSpec& m) {
+  const GdnSpec& s = m.gdn;
+  const double h = static_cast<double>(m.hidden);
+  const double proj = 2.0 * h * static_cast<double>(s.in_proj_width() + s.v_dim());
+  const double conv = 2.0 * s.conv_kernel * static_cast<double>(s.conv_channels());
+  return proj + conv + gdn_chunk_flops_per_token(s);
+}
+
+double megatron_gdn_flops_per_token(const ModelSpec& m) {
+  const GdnSpec& s = m.gdn;
+  const double h = static_cast<double>(m.hidden);
+  const double q = static_cast<double>(s.qk_dim()), v = static_cast<double>(s.v_dim());
+  const double dv = s.v_head_dim;
+  return 2.0 * (h * (2.0 * q + 2.0 * v + 2.0 * s.v_heads) + s.conv_kernel * (2.0 * q + v) +
+                4.0 * s.v_heads * dv * dv + h * v);
 }
 
 }  // namespace fleetsim

@@ -1,4 +1,5 @@
 // Validation of a parallel configuration against the model and the cluster (step_check.h).
+#include <algorithm>
 #include <string>
 
 #include "core/error.h"
@@ -14,8 +15,58 @@ namespace {
 // Mamba-2 blocks under Megatron-Core's MambaMixer: TP splits heads and B/C groups (both must
 // divide, mamba_mixer.py asserts ngroups % tp == 0). Megatron-Core's Mamba context parallelism
 // (an all-to-all from sequence to head shards around conv1d + SSD) is not modelled.
+//
+// Gated DeltaNet blocks under Megatron-Core's GatedDeltaNet (megatron/core/ssm/gated_delta_net.py):
+// TP splits the key and value heads (both must divide); it has no context parallelism ("TODO:
+// support CP") and refuses packed sequences (NotImplementedError), so cp > 1 and packed SFT are
+// input errors.
+//
+// DeepSeek sparse attention under Megatron-Core's DSAttention (experimental_attention_variant/
+// dsa.py): the indexer scores the local sequence only and asserts that no packed sequence is
+// given, so cp > 1 and packed SFT are input errors; its projections are duplicated on every TP
+// rank (no TP constraint beyond the attention heads').
+template <class Fail>
+void check_gdn_dsa_parallel(const ModelSpec& m, const ParallelConfig& p, const Fail& fail) {
+  const std::string par = "/parallelism";
+  const bool packed = p.task.mean_document_tokens > 0 && p.task.mean_document_tokens < p.seq_len;
+  if (std::count(m.blocks.begin(), m.blocks.end(), BlockKind::kGdn) > 0) {
+    if (m.gdn.qk_heads % p.tp != 0 || m.gdn.v_heads % p.tp != 0)
+      fail(par + "/tp", "tp = " + std::to_string(p.tp) + " must divide the model's " +
+                            std::to_string(m.gdn.qk_heads) + " Gated DeltaNet key heads and its " +
+                            std::to_string(m.gdn.v_heads) + " value heads");
+    if (p.cp > 1)
+      fail(par + "/cp",
+           "context parallelism with Gated DeltaNet layers is not supported by Megatron-Core's "
+           "GatedDeltaNet (use cp = 1)");
+    if (packed)
+      fail("/fine_tuning/mean_document_tokens",
+           "packed sequences with Gated DeltaNet layers are not supported by Megatron-Core's "
+           "GatedDeltaNet (use unpacked sequences)");
+  }
+  if (is_sparse_attention(m)) {
+    if (p.cp > 1)
+      fail(par + "/cp",
+           "context parallelism with DeepSeek sparse attention is not supported by Megatron-Core's "
+           "DSAttention (its indexer scores the local sequence only; use cp = 1)");
+    if (packed)
+      fail("/fine_tuning/mean_document_tokens",
+           "packed sequences with DeepSeek sparse attention are not supported by Megatron-Core's "
+           "DSAttention (use unpacked sequences)");
+  }
+  // Step model (kernel sequence, communication) of the two layer kinds: not implemented yet.
+  if (std::count(m.blocks.begin(), m.blocks.end(), BlockKind::kGdn) > 0)
+    fail("/model",
+         "the step model of Gated DeltaNet blocks (kernel sequence, TP communication) "
+         "is not implemented yet: parameter and FLOP counts only");
+  if (is_sparse_attention(m))
+    fail("/model",
+         "the step model of DeepSeek sparse attention (indexer, top-k sparse MLA) is not "
+         "implemented yet: parameter and FLOP counts only");
+}
+
 template <class Fail>
 void check_hybrid_parallel(const ModelSpec& m, const ParallelConfig& p, const Fail& fail) {
+  check_gdn_dsa_parallel(m, p, fail);
   bool mamba = false;
   for (BlockKind k : m.blocks)
     mamba = mamba || k == BlockKind::kMamba;

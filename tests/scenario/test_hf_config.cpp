@@ -45,7 +45,8 @@ TEST_CASE("imported configs match their published parameter counts within 1 %") 
                         {"qwen3-30b-a3b", 30.5e9},    {"qwen3-235b-a22b", 235e9},
                         {"deepseek-v2-lite", 15.7e9}, {"deepseek-v3", 671e9},
                         {"gpt-oss-20b", 20.91e9},     {"gpt-oss-120b", 116.83e9},
-                        {"gpt2", 124.44e6},           {"nemotron-3-nano-30b-a3b", 31.6e9}};
+                        {"gpt2", 124.44e6},           {"nemotron-3-nano-30b-a3b", 31.6e9},
+                        {"qwen3-next-80b-a3b", 80e9}, {"deepseek-v3.2-exp", 671e9}};
   for (const Case& c : cases) {
     INFO(c.file);
     const ModelSpec m = fixture(c.file).model;
@@ -181,7 +182,67 @@ TEST_CASE("bad config.json files are input errors naming the key") {
                     Catch::Contains("c.json:/layer_types/1: linear-attention"));
   CHECK_THROWS_WITH(text(R"({"model_type": "mamba2"})"),
                     Catch::Contains("c.json:/model_type: 'mamba2'"));
-  CHECK_THROWS_WITH(text(R"({"model_type": "qwen3_next"})"), Catch::Contains("Gated DeltaNet"));
+}
+
+TEST_CASE("Qwen3-Next and DeepSeek-V3.2 config.json equal the zoo definitions") {
+  const ModelSpec q = fixture("qwen3-next-80b-a3b").model;
+  const ModelSpec qz = load_model("qwen3-next-80b-a3b", kRoot);
+  CHECK(block_pattern_text(q.blocks) == block_pattern_text(qz.blocks));
+  CHECK(q.layers == 96);
+  CHECK(q.gdn.qk_heads == qz.gdn.qk_heads);
+  CHECK(q.gdn.v_heads == qz.gdn.v_heads);
+  CHECK(q.gdn.qk_head_dim == qz.gdn.qk_head_dim);
+  CHECK(q.gdn.v_head_dim == qz.gdn.v_head_dim);
+  CHECK(q.gdn.conv_kernel == qz.gdn.conv_kernel);
+  CHECK(q.gdn.chunk == qz.gdn.chunk);
+  CHECK(q.attention.output_gate);
+  CHECK(q.attention.qk_norm == qz.attention.qk_norm);
+  CHECK(q.moe.shared_expert_gate == qz.moe.shared_expert_gate);
+  CHECK(total_params(q) == total_params(qz));
+  CHECK(active_params(q) == active_params(qz));
+  // config.json names no MTP module (the zoo's comes from the model card): FLOPs without it.
+  CHECK(q.mtp_layers == 0);
+  const ModelSpec d = fixture("deepseek-v3.2-exp").model;
+  const ModelSpec dz = load_model("deepseek-v3.2-exp", kRoot);
+  CHECK(d.attention.sparse_topk == 2048);
+  CHECK(d.attention.indexer_heads == dz.attention.indexer_heads);
+  CHECK(d.attention.indexer_head_dim == dz.attention.indexer_head_dim);
+  CHECK(total_params(d) == total_params(dz));
+  CHECK(active_params(d) == active_params(dz));
+  CHECK(model_flops_per_token(d, 4096) == Approx(model_flops_per_token(dz, 4096)));
+}
+
+TEST_CASE("bad Qwen3-Next / DeepSeek-V3.2 config.json files name the key") {
+  const std::string qn = read_text_file(kDir + "qwen3-next-80b-a3b.json");
+  const std::string ds = read_text_file(kDir + "deepseek-v3.2-exp.json");
+  auto with = [](std::string t, const std::string& from, const std::string& to) {
+    const size_t at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  CHECK_NOTHROW(text(qn));
+  CHECK_NOTHROW(text(ds));
+  CHECK_THROWS_WITH(text(with(qn, "\"linear_num_key_heads\": 16,", "")),
+                    Catch::Contains("c.json:/linear_num_key_heads: missing required key"));
+  CHECK_THROWS_WITH(
+      text(with(qn, "\"linear_num_value_heads\": 32", "\"linear_num_value_heads\": 24")),
+      Catch::Contains("c.json:/linear_num_value_heads: must be a multiple"));
+  CHECK_THROWS_WITH(
+      text(with(qn, "\"mlp_only_layers\": []", "\"layer_types\": [\"full_attention\", \"mamba\"]")),
+      Catch::Contains("c.json:/layer_types: expected one entry per layer (48)"));
+  CHECK_THROWS_WITH(text(with(qn, "\"use_sliding_window\": false", "\"use_sliding_window\": true")),
+                    Catch::Contains("c.json:/use_sliding_window"));
+  CHECK_THROWS_WITH(
+      text(with(qn, "\"use_cache\": true", "\"use_cache\": true, \"linear_rank\": 4")),
+      Catch::Contains("c.json:/linear_rank: key not understood"));
+  CHECK_THROWS_WITH(text(with(ds, "\"index_topk\": 2048,", "")),
+                    Catch::Contains("c.json:/index_topk: missing required key"));
+  CHECK_THROWS_WITH(
+      text(with(with(with(ds, "\"index_topk\": 2048,", ""), "\"index_n_heads\": 64,", ""),
+                "\"index_head_dim\": 128,", "")),
+      Catch::Contains("c.json:/index_topk: missing: DeepseekV32Config needs index_topk"));
+  CHECK_THROWS_WITH(text(with(ds, "\"n_routed_experts\": 256", "\"n_routed_experts\": -4")),
+                    Catch::Contains("c.json:/n_routed_experts"));
 }
 
 TEST_CASE("Nemotron-H config.json: blocks, Mamba-2 and MoE fields equal the zoo definitions") {

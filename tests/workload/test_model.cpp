@@ -107,6 +107,8 @@ TEST_CASE("computed totals match the published parameter counts") {
       {"nemotron-h-47b", 0.01},   // 46.7B named "47B"
       {"nemotron-h-56b", 0.01},   // 56.4B named "56B"
       {"nemotron3-nano-30b-a3b", 0.01},  // 31.58B vs 31.6B (report)
+      {"qwen3-next-80b-a3b", 0.01},      // 79.67B named "80B"
+      {"deepseek-v3.2-exp", 0.01},       // 671.88B vs 671B (DeepSeek-V3 + the indexers)
   };
   for (const Case& c : cases) {
     const ModelSpec m = zoo(c.id);
