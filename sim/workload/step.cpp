@@ -216,6 +216,16 @@ void fill_memory_and_warnings(const StepInput& in, const Topology& topo,
     res->compute_sources.push_back(compute.ssd_source(&fallback));
     if (fallback) res->warnings.push_back(res->compute_sources.back());
   }
+  if (std::count(in.model.blocks.begin(), in.model.blocks.end(), BlockKind::kGdn) > 0) {
+    bool fallback = false;
+    res->compute_sources.push_back(compute.gdn_source(&fallback));
+    if (fallback) res->warnings.push_back(res->compute_sources.back());
+  }
+  if (is_sparse_attention(in.model)) {
+    bool fallback = false;
+    res->compute_sources.push_back(compute.sparse_mla_source(&fallback));
+    if (fallback) res->warnings.push_back(res->compute_sources.back());
+  }
   for (const auto& w : compute.warnings())
     res->warnings.push_back(w);
   for (const auto& w : costs.warnings())

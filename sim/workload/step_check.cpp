@@ -53,15 +53,6 @@ void check_gdn_dsa_parallel(const ModelSpec& m, const ParallelConfig& p, const F
            "packed sequences with DeepSeek sparse attention are not supported by Megatron-Core's "
            "DSAttention (use unpacked sequences)");
   }
-  // Step model (kernel sequence, communication) of the two layer kinds: not implemented yet.
-  if (std::count(m.blocks.begin(), m.blocks.end(), BlockKind::kGdn) > 0)
-    fail("/model",
-         "the step model of Gated DeltaNet blocks (kernel sequence, TP communication) "
-         "is not implemented yet: parameter and FLOP counts only");
-  if (is_sparse_attention(m))
-    fail("/model",
-         "the step model of DeepSeek sparse attention (indexer, top-k sparse MLA) is not "
-         "implemented yet: parameter and FLOP counts only");
 }
 
 template <class Fail>

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "scenario/model_loader.h"
 #include "scenario/scenario.h"
+#include "workload/layer_costs.h"
 #include "workload/memory.h"
 #include "workload/model.h"
 #include "workload/step.h"
@@ -256,4 +257,95 @@ TEST_CASE("sparse MLA at TileLang's rates: H200's measured backward, H800's forw
   bool fallback = false;
   CHECK(c.sparse_mla_source(&fallback).find("H200: no sparse MLA row for the forward") == 0);
   CHECK(fallback);
+}
+
+TEST_CASE("Gated DeltaNet block: executed FLOPs and kernel count by hand (tp 1, bf16)") {
+  const ModelSpec m = parse(gdn_json());
+  const SystemSpec sys = load_system("dgx-h100", kRoot);
+  const ComputeModel c = ComputeModel::load(sys.gpu, kRoot);
+  ParallelConfig p;
+  p.seq_len = 4096;
+  p.global_batch = 1;
+  FrameworkOptions fw;
+  LayerCostModel costs(m, p, fw, c, [](Dim, CollOp, double) { return Time::zero(); });
+  // Per token: in_proj 2·256·392, conv 2·4·256, chunk 4·(6·32² + 1.5·64·64 + 64²) = 65,536,
+  // out_proj 2·128·256; backward: dgrad + wgrad of each GEMM, twice the conv and the chunk.
+  const Block& f = costs.layer(0, false);
+  CHECK(f.flops == Approx(4096.0 * (200'704 + 2'048 + 65'536 + 65'536)));
+  // pre-norm, in_proj, conv, L2 norm, repeat, gates, 6 chunk kernels, gated norm, out_proj,
+  // residual.
+  CHECK(f.kernels == 15);
+  const Block& b = costs.layer(0, true);
+  CHECK(b.flops == Approx(4096.0 * (2 * 200'704 + 4'096 + 131'072 + 2 * 65'536)));
+  CHECK(b.kernels == 23);
+  // The attention block is gated: q_proj's output and the gate product add to a plain block.
+  const Block& a = costs.layer(2, false);
+  CHECK(a.flops > 0);
+}
+
+TEST_CASE("Qwen3-Next and DeepSeek-V3.2 steps run and report their kernel sources") {
+  const SystemSpec sys = load_system("dgx-h100", kRoot);
+  const CollectiveParams cp = load_collective_params(sys, kRoot);
+  const ComputeModel compute = ComputeModel::load(sys.gpu, kRoot);
+  Topology topo{sys, sys.fabric, 1};
+  StepInput in;
+  in.model = zoo("qwen3-next-80b-a3b");
+  in.par.tp = 2;
+  in.par.dp = 4;
+  in.par.ep = 8;
+  in.par.seq_len = 4096;
+  in.par.micro_batch = 1;
+  in.par.global_batch = 32;
+  in.par.sequence_parallel = true;
+  const StepResult r = simulate_step(in, topo, cp, compute);
+  CHECK(r.step_time_s > 0);
+  bool gdn = false;
+  for (const auto& s : r.compute_sources)
+    gdn = gdn || s.find("H100: no Gated DeltaNet rows; the H800 FLA rate") == 0;
+  CHECK(gdn);
+  StepInput d = in;
+  d.model = zoo("deepseek-v3.2-exp");
+  d.model.layers = 4;  // 3 dense + 1 MoE layer of DeepSeek-V3.2's shapes, to fit one node
+  d.model.mtp_layers = 0;
+  d.par.tp = 8;
+  d.par.dp = 1;
+  d.par.global_batch = 8;
+  const StepResult rd = simulate_step(d, topo, cp, compute);
+  CHECK(rd.step_time_s > 0);
+  bool sparse = false;
+  for (const auto& s : rd.compute_sources)
+    sparse = sparse || s.find("H100: no sparse MLA row for the forward backward") == 0;
+  CHECK(sparse);
+}
+
+TEST_CASE("DeepSeek sparse attention block: executed FLOPs and kernels by hand against dense MLA") {
+  const std::string mla = R"({"id": "toy-dsa", "layers": 2, "hidden": 256, "ffn": 512,
+    "vocab": 1000, "mlp": "gated", "tied_embeddings": false, "max_seq_len": 4096,
+    "attention": {"kind": "mla", "heads": 4, "kv_heads": 4, "head_dim": 16, "q_lora_rank": 64,
+                  "kv_lora_rank": 32, "qk_nope_head_dim": 16, "qk_rope_head_dim": 8,
+                  "v_head_dim": 16)";
+  const ModelSpec dense = parse(mla + "}}");
+  const ModelSpec dsa =
+      parse(mla + R"(, "sparse_topk": 512, "indexer_heads": 2, "indexer_head_dim": 16}})");
+  const SystemSpec sys = load_system("dgx-h100", kRoot);
+  const ComputeModel c = ComputeModel::load(sys.gpu, kRoot);
+  ParallelConfig p;
+  p.seq_len = 2048;
+  p.global_batch = 1;
+  FrameworkOptions fw;
+  auto zero = [](Dim, CollOp, double) { return Time::zero(); };
+  LayerCostModel ld(dense, p, fw, c, zero), ls(dsa, p, fw, c, zero);
+  // Dense core 2·4·2048·1024·(24 + 16) = 671,088,640. DSA: indexer projections
+  // 2·2048·(2·16·64 + 16·256 + 2·256) = 27,262,976, scoring 2·2048·1024·2·16 = 134,217,728,
+  // core over 512 − 512²/4096 = 448 keys 2·2048·4·448·72 = 528,482,304, KL target 40/72 of it.
+  const double core = 528'482'304.0;
+  const double fwd = 27'262'976.0 + 134'217'728.0 + core + core * 40 / 72;
+  CHECK(ls.layer(0, false).flops - ld.layer(0, false).flops == Approx(fwd - 671'088'640.0));
+  // Kernels: 3 projections, key norm, RoPE + rotation, scoring, logits, indices, core, KL
+  // target, KL terms in place of one attention kernel.
+  CHECK(ls.layer(0, false).kernels - ld.layer(0, false).kernels == 10);
+  // Backward: the projections' weight gradients, twice the scoring, 2.5x the core.
+  const double bwd = 27'262'976.0 + 2 * 134'217'728.0 + 2.5 * core;
+  CHECK(ls.layer(0, true).flops - ld.layer(0, true).flops == Approx(bwd - 2.5 * 671'088'640.0));
+  CHECK(ls.layer(0, true).kernels - ld.layer(0, true).kernels == 8);
 }

@@ -5,8 +5,10 @@
 #include <utility>
 
 #include "workload/internal/block_builder.h"
+#include "workload/internal/gated_deltanet_layer.h"
 #include "workload/internal/mamba_layer.h"
 #include "workload/internal/moe_layer.h"
+#include "workload/internal/sparse_attention_layer.h"
 #include "workload/step.h"
 
 namespace fleetsim::step_internal {
@@ -212,16 +214,26 @@ void LayerBuilder::attention_block(bool bwd) {
   b_.begin_graph(kGraphAttn);                // Transformer Engine CUDA-graph scope "attn"
   mem(Tsp_ * h_ * 2.0 * (bwd ? 3.0 : 2.0));  // input RMSNorm
   if (bwd && recompute(kRecomputeLayernorm)) mem(Tsp_ * h_ * 2.0 * 2.0);
-  const Time first_gemm = a_.kind == AttentionKind::kMla
-                              ? mla_projections(bwd)
-                              : linear(T, (heads_ + 2.0 * kvh_) * a_.head_dim, h_, bwd, kLoraQkv);
+  // Gated attention (output_gate): q_proj also emits the gate, heads · head_dim wide.
+  const double gate = a_.output_gate ? 1.0 : 0.0;
+  const Time first_gemm =
+      a_.kind == AttentionKind::kMla
+          ? mla_projections(bwd)
+          : linear(T, (heads_ * (1.0 + gate) + 2.0 * kvh_) * a_.head_dim, h_, bwd, kLoraQkv);
   if (!bwd) ag(first_gemm);
   mem(T * (heads_ + kvh_) * dqk_ * 2.0 * 2.0);  // RoPE on q and k
-  Time at = core_attention(bwd);
-  if (bwd && recompute(kRecomputeCoreAttn)) at += core_attention(false);
-  b_.module();  // DotProductAttention
-  b_.module_kernel(at, attn_flops_fwd_ * (bwd ? 2.5 : 1.0) / p_.cp);
-  if (p_.cp > 1) cp_exchange(at, bwd);
+  if (is_sparse_attention(m_)) {
+    // DeepSeek sparse attention: the indexer and the top-k core in place of dense attention.
+    add_sparse_attention(m_, p_, c_, comm_, bwd, b_);
+  } else {
+    Time at = core_attention(bwd);
+    if (bwd && recompute(kRecomputeCoreAttn)) at += core_attention(false);
+    b_.module();  // DotProductAttention
+    b_.module_kernel(at, attn_flops_fwd_ * (bwd ? 2.5 : 1.0) / p_.cp);
+    if (p_.cp > 1) cp_exchange(at, bwd);
+  }
+  // sigmoid(gate) ⊙ attention output: read both, write the product (backward: and the grads).
+  if (gate > 0) mem(T * heads_ * dv_ * 2.0 * (bwd ? 5.0 : 3.0));
   const Time proj = linear(T, h_, heads_ * static_cast<double>(dv_), bwd, kLoraProj);
   if (!bwd) rs(proj);
   if (bwd) {
@@ -357,6 +369,8 @@ Block build_decoder_layer(const ModelSpec& m, const ParallelConfig& p, const Fra
                           const LayerCostModel::EpFn& ep, int layer, bool backward) {
   if (is_hybrid(m) && layer < m.layers && block_kind(m, layer) == BlockKind::kMamba)
     return build_mamba_layer(m, p, fw, c, comm, layer, backward);
+  if (is_hybrid(m) && layer < m.layers && block_kind(m, layer) == BlockKind::kGdn)
+    return build_gdn_layer(m, p, fw, c, comm, layer, backward);
   return LayerBuilder(m, p, fw, c, comm, ep, layer, backward).build();
 }
 

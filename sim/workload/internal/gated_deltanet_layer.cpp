@@ -1,0 +1,156 @@
+// One Gated DeltaNet block as Megatron-Core's GatedDeltaNet runs it (megatron/core/ssm/
+// gated_delta_net.py with FLA's kernels):
+//   RMSNorm → in_proj [h → q, k, v, z, β, α] → causal conv1d + SiLU over q, k, v → L2 norm of
+//   q, k and their repeat to the v heads → g = −exp(A_log)·softplus(α + dt_bias), β = σ(β)
+//   → chunked gated delta rule (FLA chunk_gated_delta_rule) → RMSNorm(o) · silu(z)
+//   → out_proj [v_heads · v_head_dim → h] → residual add.
+// Tensor parallelism splits the key and value heads (in_proj column-parallel, out_proj
+// row-parallel; the norm is per head, no communication): the same all-gather / reduce-scatter
+// (sequence parallel) or all-reduce as an attention block. Backward: each GEMM's dgrad and
+// wgrad, the element-wise passes' backward, the chunk kernel's backward; full recompute runs
+// the forward first. Megatron's selective recompute names no part of the block.
+#include "workload/internal/gated_deltanet_layer.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "workload/internal/block_builder.h"
+#include "workload/step.h"
+
+namespace fleetsim::step_internal {
+namespace {
+
+class GdnBuilder {
+ public:
+  GdnBuilder(const ModelSpec& m, const ParallelConfig& p, const FrameworkOptions& fw,
+             const ComputeModel& c, const LayerCostModel::CommFn& comm, int layer, bool backward)
+      : m_(m),
+        p_(p),
+        fw_(fw),
+        c_(c),
+        comm_(comm),
+        backward_(backward),
+        gd_(gemm_dtype(p.precision)),
+        T_(static_cast<double>(p.micro_batch) * p.seq_len / p.cp),
+        sp_(p.sequence_parallel && p.tp > 1),
+        Tsp_(sp_ ? T_ / p.tp : T_),
+        h_(static_cast<double>(m.hidden)),
+        full_recompute_(backward && p.recompute == Recompute::kFull &&
+                        (p.recompute_layers == 0 ||
+                         (layer % std::max(1, m.layers / p.pp)) < p.recompute_layers)),
+        b_(backward ? "gdn backward" : "gdn forward", fw) {}
+
+  Block build() {
+    if (full_recompute_) pass(false);
+    pass(backward_);
+    return b_.finish();
+  }
+
+ private:
+  void mem(double bytes) { b_.kernel(c_.memory_bound(bytes)); }
+  void quant(double elements) {
+    if (gd_ == DType::kBf16) return;
+    b_.module_kernel(c_.quantize(static_cast<int64_t>(elements), gd_));
+    if (p_.precision == PrecisionRecipe::kFp8Current)  // amax pass
+      b_.module_kernel(c_.memory_bound(elements * 2.0));
+  }
+  // [rows × k]·[k × n] forward; backward its dgrad and wgrad. Returns the first GEMM's time.
+  // One Transformer Engine module call (in_proj / out_proj are TE linears) on the host.
+  Time linear(double rows, double n, double k, bool bwd) {
+    const int64_t M = std::llround(rows), N = std::llround(n), K = std::llround(k);
+    const double fl = 2.0 * rows * n * k;
+    b_.module();
+    if (!bwd) {
+      quant(rows * k);
+      const Time t = c_.gemm(M, N, K, gd_);
+      b_.module_kernel(t, fl);
+      return t;
+    }
+    quant(rows * n);
+    const Time dgrad = c_.gemm(M, K, N, gd_);
+    b_.module_kernel(dgrad, fl);
+    b_.module_kernel(c_.gemm(K, N, M, gd_), fl);
+    return dgrad;
+  }
+  void tp(CollOp op, Time hide) {
+    const double bytes = T_ * h_ * 2.0;
+    const Time t = comm_(Dim::kTp, op, bytes);
+    b_.tp(t, fw_.tp_comm_overlap ? hide : Time::zero(), {Dim::kTp, op, bytes});
+  }
+  void ag(Time hide) {
+    if (sp_) tp(CollOp::kAllGather, hide);
+  }
+  void rs(Time hide) {
+    if (p_.tp > 1) tp(sp_ ? CollOp::kReduceScatter : CollOp::kAllReduce, hide);
+  }
+
+  void pass(bool bwd) {
+    const GdnSpec& s = m_.gdn;
+    const double tp = p_.tp;
+    const double qk = static_cast<double>(s.qk_dim()) / tp;
+    const double v = static_cast<double>(s.v_dim()) / tp;
+    const double hv = s.v_heads / tp;
+    const double conv = static_cast<double>(s.conv_channels()) / tp;
+    const double in_w = static_cast<double>(s.in_proj_width()) / tp;
+    const double rep_qk = 2.0 * hv * s.qk_head_dim;  // q, k repeated to the v heads
+    const double pass_r = bwd ? 3.0 : 2.0;           // tensors read + written per element
+    mem(Tsp_ * h_ * 2.0 * pass_r);                   // pre-norm
+    const Time in_proj = linear(T_, in_w, h_, bwd);
+    if (!bwd) ag(in_proj);
+    const double conv_flops = 2.0 * s.conv_kernel * T_ * conv;
+    b_.kernel(c_.memory_bound(T_ * conv * 2.0 * pass_r), conv_flops * (bwd ? 2 : 1));
+    mem(T_ * 2.0 * qk * 2.0 * pass_r);                // L2 norm of q and k
+    mem(T_ * (2.0 * qk + rep_qk) * 2.0);              // repeat_interleave to the v heads
+    mem(T_ * hv * (2.0 + 2.0 + 4.0 + 4.0) * pass_r);  // g and β from α, β (fp32 g)
+    GdnShape sh;
+    sh.batch = p_.micro_batch;
+    sh.seq = p_.seq_len / p_.cp;
+    sh.heads = static_cast<int>(s.v_heads / p_.tp);
+    sh.head_dim_k = s.qk_head_dim;
+    sh.head_dim_v = s.v_head_dim;
+    sh.chunk = s.chunk;
+    // FLA's chunk_gated_delta_rule launches 6 Triton kernels forward (chunk_local_cumsum,
+    // chunk_scaled_dot_kkt, solve_tril, recompute_w_u, chunk_fwd_h, chunk_fwd_o) and about
+    // twice as many backward; the measured time is spread over them (each an eager launch).
+    const double chunk_flops = T_ * gdn_chunk_flops_per_token(s) / tp;
+    const int parts = bwd ? 12 : 6;
+    const Time ch = c_.gdn_chunk(sh, bwd);
+    for (int i = 0; i < parts; ++i)
+      b_.kernel(Time::from_ps(ch.ps() / parts), chunk_flops * (bwd ? 2.0 : 1.0) / parts);
+    mem(T_ * v * 2.0 * (bwd ? 5.0 : 3.0));  // gated RMSNorm: o, z in, out (bwd + do, dz)
+    const Time out_proj = linear(T_, h_, v, bwd);
+    if (!bwd) rs(out_proj);
+    if (bwd) {
+      // As the attention block: RS of the input gradient, AG before out_proj's dgrad, and the
+      // AG re-gathering the sequence-parallel input for in_proj's weight gradient.
+      rs(in_proj);
+      ag(out_proj);
+      ag(in_proj);
+    }
+    mem(Tsp_ * h_ * 2.0 * 3.0);  // residual add
+  }
+
+  const ModelSpec& m_;
+  const ParallelConfig& p_;
+  const FrameworkOptions& fw_;
+  const ComputeModel& c_;
+  const LayerCostModel::CommFn& comm_;
+  const bool backward_;
+  const DType gd_;
+  const double T_;  // tokens per rank
+  const bool sp_;
+  const double Tsp_;
+  const double h_;
+  const bool full_recompute_;
+  BlockBuilder b_;
+};
+
+}  // namespace
+
+Block build_gdn_layer(const ModelSpec& m, const ParallelConfig& p, const FrameworkOptions& fw,
+                      const ComputeModel& c, const LayerCostModel::CommFn& comm, int layer,
+                      bool backward) {
+  return GdnBuilder(m, p, fw, c, comm, layer, backward).build();
+}
+
+}  // namespace fleetsim::step_internal
