@@ -15,76 +15,21 @@
 #include <cmath>
 
 #include "workload/internal/block_builder.h"
+#include "workload/internal/mixer_builder.h"
 #include "workload/step.h"
 
 namespace fleetsim::step_internal {
 namespace {
 
-class MambaBuilder {
+class MambaBuilder : public MixerBuilder {
  public:
   MambaBuilder(const ModelSpec& m, const ParallelConfig& p, const FrameworkOptions& fw,
                const ComputeModel& c, const LayerCostModel::CommFn& comm, int layer, bool backward)
-      : m_(m),
-        p_(p),
-        fw_(fw),
-        c_(c),
-        comm_(comm),
-        backward_(backward),
-        gd_(gemm_dtype(p.precision)),
-        T_(static_cast<double>(p.micro_batch) * p.seq_len / p.cp),
-        sp_(p.sequence_parallel && p.tp > 1),
-        Tsp_(sp_ ? T_ / p.tp : T_),
-        h_(static_cast<double>(m.hidden)),
-        full_recompute_(backward && p.recompute == Recompute::kFull &&
-                        (p.recompute_layers == 0 ||
-                         (layer % std::max(1, m.layers / p.pp)) < p.recompute_layers)),
-        b_(backward ? "mamba backward" : "mamba forward", fw) {}
-
-  Block build() {
-    if (full_recompute_) pass(false);
-    pass(backward_);
-    return b_.finish();
-  }
+      : MixerBuilder(backward ? "mamba backward" : "mamba forward", m, p, fw, c, comm, layer,
+                     backward) {}
 
  private:
-  void mem(double bytes) { b_.kernel(c_.memory_bound(bytes)); }
-  void quant(double elements) {
-    if (gd_ == DType::kBf16) return;
-    b_.module_kernel(c_.quantize(static_cast<int64_t>(elements), gd_));
-    if (p_.precision == PrecisionRecipe::kFp8Current)  // amax pass
-      b_.module_kernel(c_.memory_bound(elements * 2.0));
-  }
-  // [rows × k]·[k × n] forward; backward its dgrad and wgrad. Returns the first GEMM's time.
-  // One Transformer Engine module call (in_proj / out_proj are TE linears) on the host.
-  Time linear(double rows, double n, double k, bool bwd) {
-    const int64_t M = std::llround(rows), N = std::llround(n), K = std::llround(k);
-    const double fl = 2.0 * rows * n * k;
-    b_.module();
-    if (!bwd) {
-      quant(rows * k);
-      const Time t = c_.gemm(M, N, K, gd_);
-      b_.module_kernel(t, fl);
-      return t;
-    }
-    quant(rows * n);
-    const Time dgrad = c_.gemm(M, K, N, gd_);
-    b_.module_kernel(dgrad, fl);
-    b_.module_kernel(c_.gemm(K, N, M, gd_), fl);
-    return dgrad;
-  }
-  void tp(CollOp op, Time hide) {
-    const double bytes = T_ * h_ * 2.0;
-    const Time t = comm_(Dim::kTp, op, bytes);
-    b_.tp(t, fw_.tp_comm_overlap ? hide : Time::zero(), {Dim::kTp, op, bytes});
-  }
-  void ag(Time hide) {
-    if (sp_) tp(CollOp::kAllGather, hide);
-  }
-  void rs(Time hide) {
-    if (p_.tp > 1) tp(sp_ ? CollOp::kReduceScatter : CollOp::kAllReduce, hide);
-  }
-
-  void pass(bool bwd) {
+  void pass(bool bwd) override {
     const MambaSpec& s = m_.mamba;
     const double tp = p_.tp;
     const double d = static_cast<double>(s.d_inner()) / tp;
@@ -126,20 +71,6 @@ class MambaBuilder {
     mem(Tsp_ * h_ * 2.0 * 3.0);  // residual add
     b_.end_graph();
   }
-
-  const ModelSpec& m_;
-  const ParallelConfig& p_;
-  const FrameworkOptions& fw_;
-  const ComputeModel& c_;
-  const LayerCostModel::CommFn& comm_;
-  const bool backward_;
-  const DType gd_;
-  const double T_;  // tokens per rank
-  const bool sp_;
-  const double Tsp_;
-  const double h_;
-  const bool full_recompute_;
-  BlockBuilder b_;
 };
 
 }  // namespace
