@@ -179,6 +179,15 @@ std::string release_for_version(const std::string& source_version, const std::st
   return std::find(names.begin(), names.end(), name) != names.end() ? name : "";
 }
 
+std::string release_stack(const std::string& release, const std::string& data_dir) {
+  const Table t = load_table(data_dir);
+  for (const json& r : t.doc.at("releases"))
+    if (r.at("name").get<std::string>() == release)
+      return r.contains("stack") && r.at("stack").is_string() ? r.at("stack").get<std::string>()
+                                                              : "";
+  return "";
+}
+
 // A rule's "layout" (the recipe variant's pp / vp / ep) matches `par`; no layout = any.
 bool layout_matches(const Obj& r, const ParallelConfig& par) {
   if (!r.has("layout")) return true;

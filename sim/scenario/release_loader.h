@@ -36,6 +36,10 @@ std::string default_release(const std::string& data_dir);
 // YY.MM[.PP] in the text, "nemo-" prefixed, if the table knows it; "" otherwise.
 std::string release_for_version(const std::string& source_version, const std::string& data_dir);
 
+// The software stack a release's recipes ran on (its "stack" entry: "NeMo 2.0", "Megatron-Bridge
+// 0.3.0"); "" for an unknown release.
+std::string release_stack(const std::string& release, const std::string& data_dir);
+
 // The switches `release` sets for `model` (zoo name) on `gpu` (GpuSpec::model, "GB300") with
 // `par` (its precision; a rule with a "layout" also needs the recipe variant's pp / vp / ep). An
 // unknown release is an InputError at (file, ptr) listing the known names.

@@ -124,7 +124,11 @@ RowOutcome parse_config(const std::map<std::string, std::string>& f, const Train
 // the same parenthesised configurations as 25.09 (Llama 3.1 405B at TP 4 / PP 8 / CP 2 / VP 8,
 // GA 32; Llama 3 70B without FSDP at TP 2 / PP 4 / VP 5) and the same Llama 3 8B ratio
 // (0.956 vs 0.954), but its footnote is not in the retrieved copy: it is read as 25.09's.
-bool parse_precision(const std::string& prec_in, const std::string& notes, bool hopper,
+// A plain "FP8" means delayed scaling in the NeMo 2.0 tables (its default FP8 recipe), and
+// current scaling in the Megatron-Bridge tables (`bridge`): Bridge's performance scripts offer
+// only bf16 / fp8_cs / fp8_mx / fp8_sc / nvfp4 (scripts/performance/utils/precision.py,
+// get_precision_config, v0.1.0rc3 to v0.5.1), and its per-tensor FP8 one is fp8_cs.
+bool parse_precision(const std::string& prec_in, const std::string& notes, bool hopper, bool bridge,
                      PrecisionRecipe* out) {
   const std::string prec = upper(prec_in);
   const PrecisionRecipe finer = hopper ? PrecisionRecipe::kFp8Block : PrecisionRecipe::kMxfp8;
@@ -133,6 +137,8 @@ bool parse_precision(const std::string& prec_in, const std::string& notes, bool 
   } else if (prec == "BF16") {
     *out = PrecisionRecipe::kBf16;
   } else if (prec == "FP8-CS" || (prec == "FP8" && has(notes, "current-step scaling"))) {
+    *out = PrecisionRecipe::kFp8Current;
+  } else if (prec == "FP8" && bridge) {
     *out = PrecisionRecipe::kFp8Current;
   } else if (prec == "FP8" || prec == "FP8-DS") {
     *out = PrecisionRecipe::kFp8Delayed;
@@ -380,7 +386,10 @@ RowOutcome predict_training_row(const std::map<std::string, std::string>& f,
   if (const RowOutcome o = parse_config(f, ctx, v, &p, why); o != RowOutcome::kModelled) return o;
   p.task = task;
   const bool hopper = sys.gpu.model == "H100" || sys.gpu.model == "H200";
-  if (!parse_precision(get(f, "precision"), notes, hopper, &p.precision)) {
+  const bool bridge =
+      release_stack(release_for_version(get(f, "source_version"), ctx.data_dir), ctx.data_dir)
+          .rfind("Megatron-Bridge", 0) == 0;
+  if (!parse_precision(get(f, "precision"), notes, hopper, bridge, &p.precision)) {
     *why = "precision '" + get(f, "precision") + "' not recognised";
     return RowOutcome::kSkipped;
   }
