@@ -52,7 +52,9 @@ int64_t hbm_of(const std::string& hw) {
   if (has(hw, "B200")) return gb(180);
   if (has(hw, "H200")) return gb(141);
   if (has(hw, "96GB")) return gb(96);
-  if (has(hw, "H100") || has(hw, "A100")) return gb(80);
+  // H100 80GB: 79.11 GiB, what the CUDA driver reports (topologies/dgx-h100.json /gpu/hbm).
+  if (has(hw, "H100")) return static_cast<int64_t>(79.11 * (1 << 30));
+  if (has(hw, "A100")) return gb(80);
   return 0;
 }
 
