@@ -168,9 +168,12 @@ void ComputeModel::Impl::load_attention(const GpuSpec& gpu, const KernelTables& 
                               ", " + t.attn_file);
     }
   }
-  if (!unscaled_from.empty())
-    cm.warnings_.push_back(gpu.model + ": no attention rows of its own; uses " + unscaled_from +
-                           "'s cuDNN rows unscaled (no measured rate on both GPUs; fallback)");
+  if (!unscaled_from.empty()) {
+    const std::string w = gpu.model + ": no attention rows of its own; uses " + unscaled_from +
+                          "'s cuDNN rows unscaled (no measured rate on both GPUs; fallback)";
+    cm.sources_.push_back("attention: " + w);
+    cm.warnings_.push_back(w);
+  }
   bool any_attn = false;
   for (const auto& a : attn)
     any_attn = any_attn || a[0].ok;

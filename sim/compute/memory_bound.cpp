@@ -72,9 +72,14 @@ void ComputeModel::Impl::load_memory(const GpuSpec& gpu, const KernelTables& t, 
     cm.sources_.push_back("quantize: median of " + std::to_string(q.size()) +
                           " quantization rows on " + quant_gpu + " = " + fmt(quant_Bps * 1e-9, 5) +
                           " GB/s");
-  if (!q.empty() && quant_gpu != gpu.model)
-    cm.warnings_.push_back(gpu.model + ": no quantization rows of its own; quantize uses " +
-                           quant_gpu + "'s measured bandwidth (fallback)");
+  if (!q.empty() && quant_gpu != gpu.model) {
+    // The borrowed table is named in the sources too (as the GEMM fallback is), so that a
+    // report's compute_sources alone says which of its kernels are not the GPU's own.
+    const std::string w = gpu.model + ": no quantization rows of its own; quantize uses " +
+                          quant_gpu + "'s measured bandwidth (fallback)";
+    cm.sources_.push_back("quantize: " + w);
+    cm.warnings_.push_back(w);
+  }
 }
 
 Time ComputeModel::memory_bound(double bytes) const {

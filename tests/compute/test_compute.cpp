@@ -318,13 +318,22 @@ TEST_CASE("GB300 GEMMs: no rows of their own, GB200's measured scaling, and a wa
   CHECK(has_line(gb300.warnings(), "GB300: no GEMM rows of its own"));
   CHECK(has_line(gb300.sources(), "GB200's measured MAMF ratio 1.049"));
   CHECK(has_line(gb300.warnings(), "GB300: no quantization rows of its own"));
+  // Every fallback is also named in the sources (a report's compute_sources), prefixed by the
+  // kernel family it serves, with the same text as the warning.
+  CHECK(has_line(gb300.sources(), "gemm: GB300: no GEMM rows of its own"));
+  CHECK(has_line(gb300.sources(),
+                 "quantize: GB300: no quantization rows of its own; quantize "
+                 "uses B200's measured bandwidth (fallback)"));
+  CHECK_FALSE(has_line(gb300.sources(), "attention: GB300"));  // its own rows
   // B300 has its own MAMF rows (no GEMM warning) but borrows GB300's attention and norms.
   const ComputeModel b300 = ComputeModel::load(spec("B300"), kDir);
   CHECK_FALSE(has_line(b300.warnings(), "GEMM"));
   CHECK(has_line(b300.warnings(), "B300: no attention rows of its own; uses GB300's"));
+  CHECK(has_line(b300.sources(), "attention: B300: no attention rows of its own; uses GB300's"));
   CHECK(has_line(b300.warnings(), "B300: no memory-bound rows of its own; uses GB300's"));
-  // B200 keeps its own tables and no warning.
+  // B200 keeps its own tables and no warning, and no source line says fallback.
   CHECK(b200.warnings().empty());
+  CHECK_FALSE(has_line(b200.sources(), "fallback"));
 }
 
 TEST_CASE("GB300 memory-bound kernels run at its own measured norm bandwidth") {
