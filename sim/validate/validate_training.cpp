@@ -386,9 +386,10 @@ RowOutcome predict_training_row(const std::map<std::string, std::string>& f,
   if (const RowOutcome o = parse_config(f, ctx, v, &p, why); o != RowOutcome::kModelled) return o;
   p.task = task;
   const bool hopper = sys.gpu.model == "H100" || sys.gpu.model == "H200";
-  const bool bridge =
-      release_stack(release_for_version(get(f, "source_version"), ctx.data_dir), ctx.data_dir)
-          .rfind("Megatron-Bridge", 0) == 0;
+  // The table's stack: the row's release, else the default release (as apply_row_release).
+  std::string rel = release_for_version(get(f, "source_version"), ctx.data_dir);
+  if (rel.empty()) rel = default_release(ctx.data_dir);
+  const bool bridge = release_stack(rel, ctx.data_dir).rfind("Megatron-Bridge", 0) == 0;
   if (!parse_precision(get(f, "precision"), notes, hopper, bridge, &p.precision)) {
     *why = "precision '" + get(f, "precision") + "' not recognised";
     return RowOutcome::kSkipped;

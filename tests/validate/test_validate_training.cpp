@@ -23,6 +23,13 @@ std::string row(const char* hw, const char* prec, int mbs, const char* value, co
          ",tokens/s/GPU,\"" + notes + "\"\n";
 }
 
+// The same row with a source_version naming a release of calibration/releases.json.
+std::string row_of(const char* version, const char* prec) {
+  std::string r = row("DGX-H100", prec, 1, "13000", "task=Pre-Training");
+  const std::string from = ",test,";
+  return r.replace(r.find(from), from.size(), std::string(",") + version + ",");
+}
+
 }  // namespace
 
 TEST_CASE("parenthesised performance-summary values run at the footnote's finer quantization") {
@@ -95,4 +102,30 @@ TEST_CASE("a row's GA decides its micro-batch where the MBS cell belongs to the 
   CHECK(r.rows[0].notes.find("mbs 1 = gbs / (dp · GA 16)") != std::string::npos);
   CHECK(r.rows[1].config.find(" mbs2 ") != std::string::npos);
   CHECK(r.rows[2].config.find(" mbs2 ") != std::string::npos);
+}
+
+TEST_CASE("a plain FP8 is delayed scaling in NeMo 2.0 tables and current scaling in Bridge's") {
+  const std::string path = "/tmp/fleetsim_test_validate_fp8_stack.csv";
+  {
+    std::ofstream f(path);
+    f << kHeader;
+    // releases.json: nemo-24.07 is NeMo 2.0, nemo-26.04 Megatron-Bridge 0.4.0, whose
+    // performance scripts have no delayed-scaling recipe (utils/precision.py).
+    f << row_of("NeMo 24.07 container", "FP8");
+    f << row_of("26.04 NeMo container", "FP8");
+    f << row_of("26.04 NeMo container", "FP8-DS");
+    f << row_of("no version", "FP8");
+  }
+  const ValidationReport r = validate_reference(path, kDir);
+  std::remove(path.c_str());
+  REQUIRE(r.rows.size() == 4);
+  auto ends = [](const std::string& s, const std::string& e) {
+    return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+  };
+  for (const auto& v : r.rows)
+    REQUIRE_FALSE(v.skipped);
+  CHECK(ends(r.rows[0].config, "fp8_ds"));
+  CHECK(ends(r.rows[1].config, "fp8_cs"));
+  CHECK(ends(r.rows[2].config, "fp8_ds"));  // said explicitly
+  CHECK(ends(r.rows[3].config, "fp8_cs"));  // no release named: the default, nemo-26.08
 }
