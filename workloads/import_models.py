@@ -12,7 +12,7 @@ do not recognise stops the script, so nothing is approximated silently. Features
 
 Hybrid rows (Mamba-2 / attention / MLP / MoE block patterns) are read by interpret_hybrid(),
 the Gated DeltaNet row (Qwen3-Next) by interpret_gdn(), the DeepSeek sparse attention row
-(DeepSeek-V3.2-Exp) by interpret_dsa(); a row whose layers fleetsim cannot model yet (LatentMoE,
+(DeepSeek-V3.2-Exp) by interpret_dsa(); a row whose layers fleetsim cannot model yet (
 KDA, DeepSeek-V4's compressed attention and mHC residuals) is listed in HYBRID_SKIP with the
 reason and not written.
 
@@ -84,12 +84,14 @@ HYBRID_IDS = {
                            ["Qwen3-Next-80B-A3B-Instruct", "qwen3-next"]),
     "DeepSeek-V3.2-Exp (671B)": ("deepseek-v3.2-exp", "DeepSeek-V3.2-Exp (671B)",
                                  ["DeepSeek-V3.2-Exp"]),
+    "Nemotron 3 Super 120B-A12B": ("nemotron3-super-120b-a12b", "Nemotron 3 Super 120B-A12B",
+                                   ["nemotron-3-super", "NVIDIA-Nemotron-3-Super-120B-A12B"]),
+    "Nemotron 3 Ultra 550B-A55B": ("nemotron3-ultra-550b-a55b", "Nemotron 3 Ultra 550B-A55B",
+                                   ["nemotron-3-ultra", "NVIDIA-Nemotron-3-Ultra-550B-A55B"]),
 }
 
 # Hybrid rows not written, and why (the layer kind fleetsim does not model yet).
 HYBRID_SKIP = {
-    "Nemotron 3 Super 120B-A12B": "LatentMoE (experts in a 1024-d latent space) is not modelled",
-    "Nemotron 3 Ultra 550B-A55B": "LatentMoE (experts in a 2048-d latent space) is not modelled",
     "DeepSeek-V4-Flash (284B-A13B)": "compressed / sparse attention and mHC residuals are not "
                                      "modelled",
     "Kimi Linear 48B-A3B": "Kimi Delta Attention layers are not modelled",
@@ -387,6 +389,16 @@ def interpret_hybrid(row, vocab_row):
                       "top_k": to_int(row["top_k"]),
                       "expert_ffn": to_int(row["moe_ffn_hidden_size"]),
                       "shared_expert_ffn": shared_ffn, "first_k_dense": 0, "layer_freq": 1}
+        pat = row["moe_layer_pattern"]
+        if "LatentMoE" in pat:
+            lat = re.search(r"-> latent (\d+)", pat)
+            need(lat, name, "moe_layer_pattern", pat)
+            need("router and shared expert" in pat or "shared expert" in pat, name,
+                 "moe_layer_pattern", pat)
+            out["moe"]["latent"] = int(lat.group(1))
+            notes.append(f"LatentMoE: moe.latent {lat.group(1)} (Megatron-Core moe_latent_size; "
+                         "fc1_latent_proj / fc2_latent_proj around the routed experts, counted "
+                         "with the router)")
         if shared > 1:
             notes.append(f"{shared} shared experts of total width {shared_ffn} "
                          "(Megatron moe_shared_expert_intermediate_size) modelled as one shared "
@@ -501,8 +513,12 @@ def interpret_dsa(row):
 
 
 def active_number(s):
-    """'3.2B (3.6B incl. embeddings)' -> the figure including embeddings, as active_params counts."""
+    """'3.2B (3.6B incl. embeddings)' -> the figure including embeddings, as active_params counts;
+    '12.7B (12.1B excl. embeddings)' -> 12.7B, likewise."""
     m = re.fullmatch(r"[\d.]+[BT] \(([\d.]+[BT]) incl\. embeddings\)", s.strip())
+    if m:
+        return params_number(m.group(1))
+    m = re.fullmatch(r"([\d.]+[BT]) \([\d.]+[BT] excl\. embeddings\)", s.strip())
     return params_number(m.group(1)) if m else params_number(s)
 
 
@@ -548,6 +564,9 @@ def build_hybrid(rows, models, seen_alias):
         elif row["active_params_published"]:
             notes.append(f"active_params_published '{row['active_params_published']}' is not a "
                          "number; not stored")
+        if active and "excl. embeddings" in row["active_params_published"]:
+            notes.append(f"published active '{row['active_params_published']}': the figure "
+                         "including embeddings is stored (active_params counts them)")
         if active and "incl. embeddings" in row["active_params_published"]:
             notes.append(f"published active '{row['active_params_published']}': the figure "
                          "including embeddings is stored (active_params counts them)")

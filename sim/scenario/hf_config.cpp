@@ -434,7 +434,13 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
   if (f == Family::kGpt2) {
     read_gpt2(r, m);
   } else {
-    m.layers = static_cast<int>(r.integer("num_hidden_layers", 1, 100000, "/layers"));
+    // Nemotron 3 checkpoints may leave num_hidden_layers null and list layers_block_type.
+    const bool layers_from_blocks = f == Family::kNemotronH && !r.present("num_hidden_layers") &&
+                                    r.present("layers_block_type");
+    if (layers_from_blocks) r.ignore("num_hidden_layers");
+    m.layers = layers_from_blocks
+                   ? 0
+                   : static_cast<int>(r.integer("num_hidden_layers", 1, 100000, "/layers"));
     m.hidden = r.integer("hidden_size", 1, int64_t{1} << 24, "/hidden");
     m.vocab = r.integer("vocab_size", 1, int64_t{1} << 24, "/vocab");
     m.max_seq_len =

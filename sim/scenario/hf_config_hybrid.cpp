@@ -25,21 +25,70 @@ int64_t either(HfReader& r, const char* a, const char* b, int64_t lo, int64_t hi
   return r.present(b) ? r.integer(b, lo, hi, field) : r.integer(a, lo, hi, field);
 }
 
+// The blocks of a Nemotron-H / Nemotron 3 config: hybrid_override_pattern, or the per-block
+// list layers_block_type ("mamba", "attention", "mlp", "moe"; the Nemotron 3 checkpoints, whose
+// num_hidden_layers may be null); both present must agree. Sets m.layers when it was not given.
+void nemotron_blocks(HfReader& r, ModelSpec& m) {
+  std::string pattern;
+  if (r.present("layers_block_type")) {
+    const std::vector<std::string> types = r.string_list("layers_block_type");
+    static const char* const kNames[][2] = {
+        {"mamba", "M"}, {"attention", "*"}, {"mlp", "-"}, {"moe", "E"}};
+    for (size_t i = 0; i < types.size(); ++i) {
+      const auto* k = std::find_if(std::begin(kNames), std::end(kNames),
+                                   [&](const auto& n) { return types[i] == n[0]; });
+      if (k == std::end(kNames))
+        r.fail("/layers_block_type/" + std::to_string(i),
+               "expected 'mamba', 'attention', 'mlp' or 'moe', got '" + types[i] + "'");
+      pattern += (*k)[1];
+    }
+    if (r.present("hybrid_override_pattern") && r.str("hybrid_override_pattern") != pattern)
+      r.fail("/hybrid_override_pattern", "disagrees with layers_block_type");
+  } else {
+    pattern = r.str("hybrid_override_pattern");
+  }
+  const char* key =
+      r.present("layers_block_type") ? "/layers_block_type" : "/hybrid_override_pattern";
+  size_t bad = 0;
+  if (!parse_block_pattern(pattern, &m.blocks, &bad))
+    r.fail(key, pattern.empty()
+                    ? std::string("expected a non-empty pattern of M * - E")
+                    : "character " + std::to_string(bad) + " '" + pattern.substr(bad, 1) +
+                          "' is not a block kind (M Mamba-2, * attention, - MLP, E MoE)");
+  if (m.layers == 0) {
+    m.layers = static_cast<int>(m.blocks.size());
+    r.note("/layers", std::string("num_hidden_layers null: the length of config.json:") + key);
+  }
+  if (static_cast<int>(m.blocks.size()) != m.layers)
+    r.fail(key, "has " + std::to_string(m.blocks.size()) + " blocks; expected num_hidden_layers (" +
+                    std::to_string(m.layers) + ")");
+  r.note("/blocks", std::string("config.json:") + key);
+}
+
+// Nemotron 3's MTP modules (num_nextn_predict_layers, each the block pattern
+// mtp_hybrid_override_pattern / mtp_layers_block_type): fleetsim's MTP module of a hybrid
+// model is one attention block and one FFN block ("*E" in an MoE model, "*-" otherwise).
+void nemotron_mtp(HfReader& r, ModelSpec& m, bool moe) {
+  m.mtp_layers = static_cast<int>(r.present("num_nextn_predict_layers")
+                                      ? r.integer("num_nextn_predict_layers", 0, 16, "/mtp_layers")
+                                      : 0);
+  const std::string want = moe ? "*E" : "*-";
+  if (r.present("mtp_hybrid_override_pattern") && r.str("mtp_hybrid_override_pattern") != want)
+    r.fail("/mtp_hybrid_override_pattern",
+           "expected '" + want + "' (one attention and one " + (moe ? "MoE" : "MLP") +
+               " block per MTP module, the only MTP shape modelled)");
+  if (r.present("mtp_layers_block_type")) {
+    const std::vector<std::string> t = r.string_list("mtp_layers_block_type");
+    if (t != std::vector<std::string>{"attention", moe ? "moe" : "mlp"})
+      r.fail("/mtp_layers_block_type",
+             std::string("expected [\"attention\", \"") + (moe ? "moe" : "mlp") + "\"]");
+  }
+}
+
 }  // namespace
 
 void read_nemotron_h(HfReader& r, ModelSpec& m) {
-  const std::string pattern = r.str("hybrid_override_pattern");
-  size_t bad = 0;
-  if (!parse_block_pattern(pattern, &m.blocks, &bad))
-    r.fail("/hybrid_override_pattern",
-           pattern.empty() ? std::string("expected a non-empty pattern of M * - E")
-                           : "character " + std::to_string(bad) + " '" + pattern.substr(bad, 1) +
-                                 "' is not a block kind (M Mamba-2, * attention, - MLP, E MoE)");
-  if (static_cast<int>(m.blocks.size()) != m.layers)
-    r.fail("/hybrid_override_pattern", "has " + std::to_string(m.blocks.size()) +
-                                           " blocks; expected num_hidden_layers (" +
-                                           std::to_string(m.layers) + ")");
-  r.note("/blocks", "config.json:/hybrid_override_pattern");
+  nemotron_blocks(r, m);
   auto has = [&](BlockKind k) { return std::count(m.blocks.begin(), m.blocks.end(), k) > 0; };
   m.mlp = MlpKind::kPlain;
   if (r.present("mlp_hidden_act") && r.str("mlp_hidden_act") != "relu2")
@@ -80,11 +129,18 @@ void read_nemotron_h(HfReader& r, ModelSpec& m) {
     m.moe.shared_experts = m.moe.shared_expert_ffn > 0 ? 1 : 0;
     r.note("/moe/shared_experts",
            "one shared MLP of moe_shared_expert_intermediate_size (the total shared width)");
+    if (r.present("moe_latent_size")) {
+      m.moe.latent = r.integer("moe_latent_size", 1, int64_t{1} << 24, "/moe/latent");
+      r.note("/moe/latent",
+             "LatentMoE (NemotronHMoE fc1_latent_proj / fc2_latent_proj): routed experts and the "
+             "EP all-to-all at moe_latent_size");
+    }
     r.ignore("n_shared_experts");
     m.unmodelled.push_back({"router_scoring", "none",
                             "sigmoid routing with expert bias (n_group, topk_group, "
                             "routed_scaling_factor): routing statistics are modelled in moe/"});
   }
+  nemotron_mtp(r, m, has(BlockKind::kMoe));
   if (r.present("sliding_window")) r.fail("/sliding_window", "expected null (no windowed layers)");
   r.ignore("sliding_window");
   m.unmodelled.push_back({"position_encoding", "none", "no position encoding (NoPE)"});
@@ -187,6 +243,17 @@ void read_qwen3_next(HfReader& r, ModelSpec& m) {
     r.ignore("intermediate_size");
     m.ffn = 0;
     r.note("/ffn", "every layer is MoE: intermediate_size is unused");
+  }
+  // The published config.json has no MTP key, the checkpoint one MTP module (its mtp.* weights,
+  // which Megatron-Bridge's qwen3_next_bridge maps to mtp.layers.0; model card: multi-token
+  // prediction): num_nextn_predict_layers when given, else that one module.
+  if (r.present("num_nextn_predict_layers")) {
+    m.mtp_layers = static_cast<int>(r.integer("num_nextn_predict_layers", 0, 16, "/mtp_layers"));
+  } else {
+    m.mtp_layers = 1;
+    r.note("/mtp_layers",
+           "num_nextn_predict_layers absent: 1, the checkpoint's one MTP module (mtp.* weights, "
+           "Megatron-Bridge qwen3_next_bridge mtp.layers.0)");
   }
   m.unmodelled.push_back({"zero_centered_norm", "none",
                           "Qwen3NextRMSNorm stores weight - 1 (zero-centred): same parameters"});

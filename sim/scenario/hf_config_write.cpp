@@ -52,6 +52,7 @@ ojson moe_json(const MoeSpec& s) {
   o["first_k_dense"] = s.first_k_dense;
   o["layer_freq"] = s.layer_freq;
   if (s.shared_expert_gate) o["shared_expert_gate"] = true;
+  if (s.latent > 0) o["latent"] = s.latent;
   return o;
 }
 

@@ -7,7 +7,7 @@
 //             window_kind "sliding"|"chunked", window_pattern, window_layers, output_gate,
 //             sparse_topk, indexer_heads, indexer_head_dim},
 //   moe?{experts, shared_experts, top_k, expert_ffn, shared_expert_ffn, first_k_dense,
-//        layer_freq, shared_expert_gate},
+//        layer_freq, shared_expert_gate, latent},
 //   blocks? "M*-EG..." (hybrid per-layer pattern, one character per layer: M Mamba-2,
 //   * attention, - dense MLP, E MoE, G Gated DeltaNet),
 //   mamba?{heads, head_dim, state, groups, conv_kernel, chunk},
@@ -63,9 +63,9 @@ const std::vector<std::string> kAttentionKeys = {
     "qk_norm",     "q_lora_rank",    "kv_lora_rank",  "qk_nope_head_dim", "qk_rope_head_dim",
     "v_head_dim",  "sliding_window", "window_kind",   "window_pattern",   "window_layers",
     "output_gate", "sparse_topk",    "indexer_heads", "indexer_head_dim"};
-const std::vector<std::string> kMoeKeys = {"experts",    "shared_experts",    "top_k",
-                                           "expert_ffn", "shared_expert_ffn", "first_k_dense",
-                                           "layer_freq", "shared_expert_gate"};
+const std::vector<std::string> kMoeKeys = {"experts",    "shared_experts",     "top_k",
+                                           "expert_ffn", "shared_expert_ffn",  "first_k_dense",
+                                           "layer_freq", "shared_expert_gate", "latent"};
 const std::vector<std::string> kMambaKeys = {"heads",  "head_dim",    "state",
                                              "groups", "conv_kernel", "chunk"};
 const std::vector<std::string> kGdnKeys = {"qk_heads",   "v_heads",     "qk_head_dim",
@@ -184,6 +184,7 @@ MoeSpec read_moe(const Obj& o, int layers) {
   s.shared_expert_gate = bool_or(o, "shared_expert_gate", false);
   if (s.shared_expert_gate && s.shared_experts == 0)
     o.fail(o.at("shared_expert_gate"), "needs a shared expert (shared_experts > 0)");
+  s.latent = o.has("latent") ? o.integer("latent", 1, kMaxWidth) : 0;
   return s;
 }
 

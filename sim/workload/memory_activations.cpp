@@ -158,8 +158,11 @@ int64_t ffn_32nds(const ModelSpec& m, const ParallelConfig& p, const MemoryOptio
     // One routed copy: permuted input, fc1 output, activation output (recomputed with
     // moe_act), and the probability kept by the weighted activation or (older Megatron-Core)
     // the expert output kept by the unpermute.
-    const int64_t probs_term = o.moe_probs_in_unpermute ? 64 * h : 32 * 4;
-    const int64_t copy = (off(kOffloadExpertFc1) ? 0 : g32 * h) +
+    // A routed copy is latent-wide in a LatentMoE (moe.latent), whose fc2_latent_proj also
+    // keeps its input, the combined latent output (g·latent per token).
+    const int64_t d = m.moe.expert_width(h);
+    const int64_t probs_term = o.moe_probs_in_unpermute ? 64 * d : 32 * 4;
+    const int64_t copy = (off(kOffloadExpertFc1) ? 0 : g32 * d) +
                          (off(kOffloadMoeAct) ? 0 : fc1_out * f) +
                          (recomputed(kRecomputeMoeAct) ? 0 : g32 * f) + probs_term;
     const int64_t copies_x1000 =
@@ -168,7 +171,7 @@ int64_t ffn_32nds(const ModelSpec& m, const ParallelConfig& p, const MemoryOptio
              (mlp_recomputed
                   ? 0
                   : int64_t{m.moe.shared_experts} * (fc1_out + g32) * m.moe.shared_expert_ffn) +
-             32 * 4 * int64_t{m.moe.experts};
+             32 * 4 * int64_t{m.moe.experts} + g32 * m.moe.latent;
   } else {
     split += mlp_recomputed ? 0 : (fc1_out + g32) * m.ffn;
   }

@@ -35,6 +35,16 @@ int64_t mlp_params(const ModelSpec& m, int64_t ffn) {
   return p;
 }
 
+// Weights of one routed expert of width `ffn` (its input width is the latent of a LatentMoE).
+int64_t expert_weights(const ModelSpec& m, int64_t ffn) {
+  return mlp_matrices(m) * m.moe.expert_width(m.hidden) * ffn;
+}
+
+// LatentMoE's hidden -> latent and latent -> hidden projections (weights only).
+int64_t latent_weights(const ModelSpec& m) {
+  return 2 * m.hidden * m.moe.latent;
+}
+
 // Attention projection weights (no biases, no norms): the GEMM operands.
 int64_t attention_weights(const ModelSpec& m) {
   const AttentionSpec& a = m.attention;
@@ -115,8 +125,10 @@ double layer_flops(const ModelSpec& m, int i, int seq_len, const FlopConvention&
   if (!has_ffn(m, i)) {
     // attention block only
   } else if (is_moe_layer(m, i)) {
-    w += static_cast<double>(m.moe.top_k * mlp_weights(m, m.moe.expert_ffn) +
-                             m.moe.shared_experts * mlp_weights(m, m.moe.shared_expert_ffn));
+    // (Megatron's LatentMoE term: the routed experts at the latent width, plus 2·h·latent)
+    w += static_cast<double>(m.moe.top_k * expert_weights(m, m.moe.expert_ffn) +
+                             m.moe.shared_experts * mlp_weights(m, m.moe.shared_expert_ffn) +
+                             latent_weights(m));
   } else {
     w += static_cast<double>(mlp_weights(m, m.ffn));
   }
@@ -207,7 +219,9 @@ int64_t attention_params(const ModelSpec& m) {
 void moe_params(const ModelSpec& m, LayerParams* p) {
   const int64_t h = m.hidden;
   p->router = h * m.moe.experts + (m.linear_bias ? m.moe.experts : 0);
-  p->one_expert = mlp_params(m, m.moe.expert_ffn);
+  if (m.moe.latent > 0) p->router += latent_weights(m) + (m.linear_bias ? m.moe.latent + h : 0);
+  const int64_t d = m.moe.expert_width(h), f = m.moe.expert_ffn;
+  p->one_expert = expert_weights(m, f) + (m.linear_bias ? (mlp_matrices(m) - 1) * f + d : 0);
   p->routed_experts = p->one_expert * m.moe.experts;
   p->shared_experts = mlp_params(m, m.moe.shared_expert_ffn) * m.moe.shared_experts;
   if (m.moe.shared_expert_gate && m.moe.shared_experts > 0) p->shared_experts += h;

@@ -78,6 +78,14 @@ struct MoeSpec {
   // Sigmoid gate on the shared expert's output (Qwen2-MoE / Qwen3-Next shared_expert_gate): one
   // hidden × 1 matrix per MoE layer, counted with the shared experts.
   bool shared_expert_gate = false;
+  // LatentMoE (Nemotron 3 Super / Ultra; Megatron-Core moe_latent_size, MoELayer.fc1_latent_proj
+  // / fc2_latent_proj): 0 = none. Otherwise the router and the shared experts read the hidden
+  // state, the routed tokens are projected hidden → latent before the dispatch, the routed
+  // experts run latent → expert_ffn → latent, and the combined output is projected latent →
+  // hidden; the EP all-to-all carries latent-wide tokens. The two projections are replicated on
+  // the TP ranks (TELinear parallel_mode "duplicated") and counted in LayerParams::router.
+  int64_t latent = 0;
+  int64_t expert_width(int64_t hidden) const { return latent > 0 ? latent : hidden; }
 };
 
 // One residual block of a hybrid model (Megatron-Core's hybrid_layer_pattern / Hugging Face
@@ -233,7 +241,7 @@ struct LayerParams {
   int64_t attention = 0;
   int64_t norms = 0;           // layer norms in the layer
   int64_t dense_mlp = 0;       // dense FFN (0 on MoE layers)
-  int64_t router = 0;          // MoE router
+  int64_t router = 0;          // MoE router (+ LatentMoE's two latent projections)
   int64_t routed_experts = 0;  // all routed experts of the layer
   int64_t shared_experts = 0;  // all shared experts of the layer
   int64_t one_expert = 0;      // one routed expert

@@ -37,16 +37,28 @@ TEST_CASE("imported configs match their published parameter counts within 1 %") 
     const char* file;
     double total;  // published total parameters (SOURCES.md)
   };
-  const Case cases[] = {{"llama2-7b", 6.74e9},        {"llama3-8b", 8.03e9},
-                        {"llama3.1-8b", 8.03e9},      {"llama3-70b", 70.6e9},
-                        {"llama3.1-405b", 405.9e9},   {"mistral-7b", 7.24e9},
-                        {"mixtral-8x7b", 46.7e9},     {"mixtral-8x22b", 141e9},
-                        {"qwen2.5-7b", 7.61e9},       {"qwen3-8b", 8.2e9},
-                        {"qwen3-30b-a3b", 30.5e9},    {"qwen3-235b-a22b", 235e9},
-                        {"deepseek-v2-lite", 15.7e9}, {"deepseek-v3", 671e9},
-                        {"gpt-oss-20b", 20.91e9},     {"gpt-oss-120b", 116.83e9},
-                        {"gpt2", 124.44e6},           {"nemotron-3-nano-30b-a3b", 31.6e9},
-                        {"qwen3-next-80b-a3b", 80e9}, {"deepseek-v3.2-exp", 671e9}};
+  const Case cases[] = {{"llama2-7b", 6.74e9},
+                        {"llama3-8b", 8.03e9},
+                        {"llama3.1-8b", 8.03e9},
+                        {"llama3-70b", 70.6e9},
+                        {"llama3.1-405b", 405.9e9},
+                        {"mistral-7b", 7.24e9},
+                        {"mixtral-8x7b", 46.7e9},
+                        {"mixtral-8x22b", 141e9},
+                        {"qwen2.5-7b", 7.61e9},
+                        {"qwen3-8b", 8.2e9},
+                        {"qwen3-30b-a3b", 30.5e9},
+                        {"qwen3-235b-a22b", 235e9},
+                        {"deepseek-v2-lite", 15.7e9},
+                        {"deepseek-v3", 671e9},
+                        {"gpt-oss-20b", 20.91e9},
+                        {"gpt-oss-120b", 116.83e9},
+                        {"gpt2", 124.44e6},
+                        {"nemotron-3-nano-30b-a3b", 31.6e9},
+                        {"qwen3-next-80b-a3b", 80e9},
+                        {"deepseek-v3.2-exp", 671e9},
+                        {"nemotron-3-super-120b-a12b", 120.6e9},
+                        {"nemotron-3-ultra-550b-a55b", 550e9}};
   for (const Case& c : cases) {
     INFO(c.file);
     const ModelSpec m = fixture(c.file).model;
@@ -200,8 +212,17 @@ TEST_CASE("Qwen3-Next and DeepSeek-V3.2 config.json equal the zoo definitions") 
   CHECK(q.moe.shared_expert_gate == qz.moe.shared_expert_gate);
   CHECK(total_params(q) == total_params(qz));
   CHECK(active_params(q) == active_params(qz));
-  // config.json names no MTP module (the zoo's comes from the model card): FLOPs without it.
-  CHECK(q.mtp_layers == 0);
+  // config.json names no MTP depth: the importer takes the checkpoint's one MTP module (as the
+  // zoo row, from Megatron-Bridge's mapping); num_nextn_predict_layers overrides it.
+  CHECK(q.mtp_layers == 1);
+  CHECK(q.mtp_layers == qz.mtp_layers);
+  CHECK(model_flops_per_token(q, 4096) == Approx(model_flops_per_token(qz, 4096)));
+  {
+    std::string t = read_text_file(kDir + "qwen3-next-80b-a3b.json");
+    t.replace(t.find("\"use_cache\": true"), 17,
+              "\"use_cache\": true, \"num_nextn_predict_layers\": 0");
+    CHECK(text(t).model.mtp_layers == 0);
+  }
   const ModelSpec d = fixture("deepseek-v3.2-exp").model;
   const ModelSpec dz = load_model("deepseek-v3.2-exp", kRoot);
   CHECK(d.attention.sparse_topk == 2048);
@@ -270,6 +291,64 @@ TEST_CASE("Nemotron-H config.json: blocks, Mamba-2 and MoE fields equal the zoo 
   const ModelSpec nano = fixture("nemotron-3-nano-30b-a3b").model;
   CHECK(static_cast<double>(active_params(nano) - embedding_params(nano)) ==
         Approx(3.2e9).epsilon(0.01));
+}
+
+TEST_CASE("Nemotron 3 Super / Ultra config.json (LatentMoE) equal the zoo definitions") {
+  for (const auto& [file, id] : {std::pair<const char*, const char*>{"nemotron-3-super-120b-a12b",
+                                                                     "nemotron3-super-120b-a12b"},
+                                 {"nemotron-3-ultra-550b-a55b", "nemotron3-ultra-550b-a55b"}}) {
+    INFO(file);
+    const ModelSpec a = fixture(file).model;
+    const ModelSpec z = load_model(id, kRoot);
+    CHECK(block_pattern_text(a.blocks) == block_pattern_text(z.blocks));
+    CHECK(a.layers == z.layers);
+    CHECK(a.hidden == z.hidden);
+    CHECK(a.vocab == z.vocab);
+    CHECK(a.mamba.heads == z.mamba.heads);
+    CHECK(a.mamba.state == z.mamba.state);
+    CHECK(a.mamba.groups == z.mamba.groups);
+    CHECK(a.moe.experts == z.moe.experts);
+    CHECK(a.moe.top_k == z.moe.top_k);
+    CHECK(a.moe.expert_ffn == z.moe.expert_ffn);
+    CHECK(a.moe.shared_expert_ffn == z.moe.shared_expert_ffn);
+    CHECK(a.moe.latent == z.moe.latent);
+    CHECK(a.moe.latent > 0);
+    CHECK(total_params(a) == total_params(z));
+    CHECK(active_params(a) == active_params(z));
+    // The checkpoint holds one MTP module (num_nextn_predict_layers 1, pattern "*E"); NVIDIA's
+    // training recipes run it at 2 depths with shared weights (mtp_num_layers 2,
+    // mtp_use_repeated_layer), which the zoo row models: the FLOPs agree at equal depth.
+    CHECK(a.mtp_layers == 1);
+    CHECK(z.mtp_layers == 2);
+    ModelSpec a2 = a;
+    a2.mtp_layers = z.mtp_layers;
+    CHECK(model_flops_per_token(a2, 8192) == Approx(model_flops_per_token(z, 8192)));
+  }
+  // Super: 12.7B active with the embeddings (the NVIDIA summary's figure).
+  CHECK(static_cast<double>(active_params(fixture("nemotron-3-super-120b-a12b").model)) ==
+        Approx(12.7e9).epsilon(0.01));
+}
+
+TEST_CASE("bad Nemotron 3 LatentMoE / MTP / layers_block_type keys name the key") {
+  const std::string sup = read_text_file(kDir + "nemotron-3-super-120b-a12b.json");
+  const std::string ult = read_text_file(kDir + "nemotron-3-ultra-550b-a55b.json");
+  auto with = [](std::string t, const std::string& from, const std::string& to) {
+    const size_t at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  CHECK_NOTHROW(text(sup));
+  CHECK_NOTHROW(text(ult));
+  CHECK_THROWS_WITH(text(with(sup, "\"moe_latent_size\": 1024", "\"moe_latent_size\": -1")),
+                    Catch::Contains("c.json:/moe_latent_size"));
+  CHECK_THROWS_WITH(text(with(sup, "\"mtp_hybrid_override_pattern\": \"*E\"",
+                              "\"mtp_hybrid_override_pattern\": \"M*E\"")),
+                    Catch::Contains("c.json:/mtp_hybrid_override_pattern: expected '*E'"));
+  CHECK_THROWS_WITH(text(with(ult, "\"mamba\",", "\"ssm\",")),
+                    Catch::Contains("c.json:/layers_block_type/0: expected 'mamba'"));
+  CHECK_THROWS_WITH(text(with(ult, "\"num_hidden_layers\": null", "\"num_hidden_layers\": 100")),
+                    Catch::Contains("c.json:/layers_block_type: has 108 blocks; expected "
+                                    "num_hidden_layers (100)"));
 }
 
 TEST_CASE("bad Nemotron-H config.json files name the key") {

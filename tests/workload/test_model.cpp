@@ -106,9 +106,11 @@ TEST_CASE("computed totals match the published parameter counts") {
       {"nemotron-h-8b", 0.015},   // 8.10B named "8B"
       {"nemotron-h-47b", 0.01},   // 46.7B named "47B"
       {"nemotron-h-56b", 0.01},   // 56.4B named "56B"
-      {"nemotron3-nano-30b-a3b", 0.01},  // 31.58B vs 31.6B (report)
-      {"qwen3-next-80b-a3b", 0.01},      // 79.67B named "80B"
-      {"deepseek-v3.2-exp", 0.01},       // 671.88B vs 671B (DeepSeek-V3 + the indexers)
+      {"nemotron3-nano-30b-a3b", 0.01},     // 31.58B vs 31.6B (report)
+      {"qwen3-next-80b-a3b", 0.01},         // 79.67B named "80B"
+      {"deepseek-v3.2-exp", 0.01},          // 671.88B vs 671B (DeepSeek-V3 + the indexers)
+      {"nemotron3-super-120b-a12b", 0.01},  // 120.67B vs 120.6B (LatentMoE, MTP excluded)
+      {"nemotron3-ultra-550b-a55b", 0.01},  // 549.31B vs 550B
   };
   for (const Case& c : cases) {
     const ModelSpec m = zoo(c.id);

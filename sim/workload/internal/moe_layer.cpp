@@ -26,6 +26,9 @@
 // (SequentialMLP) each expert is its own TE Linear pair at the dense GEMM's time, plus one cat.
 // Backward mirrors it: per expert and linear a quantise of the output gradient, a dgrad and a
 // wgrad launch (TE's GroupedLinear backward runs one grouped call of each).
+// LatentMoE (moe.latent > 0): fc1_latent_proj (hidden -> latent) after the router and
+// fc2_latent_proj (latent -> hidden) after the combine, each a TE Linear; everything between
+// (permutes, EP exchange, experts) runs on latent-wide tokens.
 //
 // Host synchronisation: dropless routing makes the host wait for the token counts per expert
 // (alltoall: the .cpu() of the counts after their EP all-gather; unfused permute: masked_select's
@@ -68,6 +71,7 @@ class MoeBuilder {
   void grouped_linear(double n, double kdim, bool bwd);
   void grouped_single_launch(double n, double kdim, bool bwd);
   void sequential_linear(double m_g, double n, double kdim, bool bwd);
+  void latent_proj(bool down, bool bwd);
 
   const MoeLayerInput& in_;
   const ParallelConfig& p_;
@@ -77,6 +81,7 @@ class MoeBuilder {
   const DType gd_;
   const bool lowp_;
   const double E_, topk_, h_, Tm_;
+  const double d_;     // width of a routed token: LatentMoE's latent, else hidden
   const double G_;     // local experts
   const double rows_;  // token copies this rank's experts process
   const double fe_;    // expert FFN width on this rank (ETP shard)
@@ -99,6 +104,7 @@ MoeBuilder::MoeBuilder(const MoeLayerInput& in, BlockBuilder& b)
       topk_(static_cast<double>(in.model.moe.top_k)),
       h_(static_cast<double>(in.model.hidden)),
       Tm_(in.tokens),
+      d_(static_cast<double>(in.model.moe.expert_width(in.model.hidden))),
       G_(E_ / in.par.ep),
       rows_(in.tokens * in.model.moe.top_k * in.par.etp),
       fe_(static_cast<double>(in.model.moe.expert_ffn) / in.par.etp),
@@ -148,7 +154,7 @@ void MoeBuilder::router(bool bwd) {
 // gather's transpose, a scatter-add).
 void MoeBuilder::permute(bool bwd) {
   const double copies = flex_ ? rows_ : Tm_ * topk_;
-  const double bytes = (Tm_ + copies) * h_ * 2.0;
+  const double bytes = (Tm_ + copies) * d_ * 2.0;
   if (fw_.moe_permute_fusion) {
     if (!bwd) k(MK::kPermuteMapFused, Tm_ * E_ * 4.0);
     k(bwd ? MK::kUnpermuteFused : MK::kPermuteFused, bytes);
@@ -160,7 +166,7 @@ void MoeBuilder::permute(bool bwd) {
       mem(Tm_ * E_ * 8.0);
     k(MK::kPermuteUnfused, bytes);
   } else {
-    mem(Tm_ * h_ * 2.0);  // zeros
+    mem(Tm_ * d_ * 2.0);  // zeros
     k(MK::kUnpermuteUnfused, bytes);
   }
 }
@@ -168,13 +174,13 @@ void MoeBuilder::permute(bool bwd) {
 // Expert outputs back to token order, weighted (forward), or its gradient (backward: a gather).
 void MoeBuilder::unpermute(bool bwd) {
   const double copies = flex_ ? rows_ : Tm_ * topk_;
-  const double bytes = (copies + Tm_) * h_ * 2.0;
+  const double bytes = (copies + Tm_) * d_ * 2.0;
   if (fw_.moe_permute_fusion) {
     k(bwd ? MK::kPermuteFused : MK::kUnpermuteFused, bytes);
     return;
   }
   if (!bwd) {
-    mem(Tm_ * h_ * 2.0);  // zeros
+    mem(Tm_ * d_ * 2.0);  // zeros
     k(MK::kUnpermuteUnfused, bytes);
   } else {
     k(MK::kPermuteUnfused, bytes);
@@ -185,7 +191,7 @@ void MoeBuilder::unpermute(bool bwd) {
 // and back after the experts: contiguous chunk copies of the tokens and probs, HBM-bound.
 void MoeBuilder::sort_chunks() {
   if (!sort_) return;
-  const double tokens = 2.0 * rows_ * h_ * 2.0, probs = 2.0 * rows_ * 4.0;
+  const double tokens = 2.0 * rows_ * d_ * 2.0, probs = 2.0 * rows_ * 4.0;
   if (fw_.moe_permute_fusion) {
     mem(tokens + probs);  // moe_sort_chunks_by_index_with_probs: one kernel
   } else {
@@ -200,8 +206,8 @@ void MoeBuilder::sort_chunks() {
 // one FP32 scale per 128 values) when the GEMMs run in FP8.
 void MoeBuilder::dispatch_sync(bool first, bool bwd) {
   if (p_.ep == 1) return;
-  const double copy_bf16 = h_ * 2.0;
-  const double copy_dispatch = flex_ && lowp_ ? h_ * (1.0 + 4.0 / 128.0) : copy_bf16;
+  const double copy_bf16 = d_ * 2.0;
+  const double copy_dispatch = flex_ && lowp_ ? d_ * (1.0 + 4.0 / 128.0) : copy_bf16;
   const double bytes_per_copy = first && !bwd ? copy_dispatch : copy_bf16;
   const Time t = flex_ ? in_.ep(Tm_, bytes_per_copy)
                        : in_.comm(Dim::kEp, CollOp::kAllToAll, Tm_ * topk_ * bytes_per_copy);
@@ -287,31 +293,41 @@ void MoeBuilder::experts(bool bwd) {
   const double act_bwd = rows_ * fe_ * 2.0 * 5.0;
   if (fw_.moe_grouped_gemm) {
     if (!bwd) {
-      grouped_linear(up_, h_, false);
+      grouped_linear(up_, d_, false);
       mem(act_fwd);
-      grouped_linear(h_, fe_, false);
+      grouped_linear(d_, fe_, false);
     } else {
-      grouped_linear(h_, fe_, true);
+      grouped_linear(d_, fe_, true);
       if (in_.recompute_act) mem(act_fwd);
       mem(act_bwd);
-      grouped_linear(up_, h_, true);
+      grouped_linear(up_, d_, true);
     }
     return;
   }
   const double per = 1.0 / static_cast<double>(Gi_);
   for (int64_t e = 0; e < Gi_; ++e) {
     if (!bwd) {
-      sequential_linear(m_g_, up_, h_, false);
+      sequential_linear(m_g_, up_, d_, false);
       mem(act_fwd * per);
-      sequential_linear(m_g_, h_, fe_, false);
+      sequential_linear(m_g_, d_, fe_, false);
     } else {
-      sequential_linear(m_g_, h_, fe_, true);
+      sequential_linear(m_g_, d_, fe_, true);
       if (in_.recompute_act) mem(act_fwd * per);
       mem(act_bwd * per);
-      sequential_linear(m_g_, up_, h_, true);
+      sequential_linear(m_g_, up_, d_, true);
     }
   }
-  mem(rows_ * h_ * 2.0 * 2.0);  // cat of the experts' outputs (or split of their gradients)
+  mem(rows_ * d_ * 2.0 * 2.0);  // cat of the experts' outputs (or split of their gradients)
+}
+
+// LatentMoE's projections (MoELayer.fc1_latent_proj after the router, fc2_latent_proj after the
+// combine): TE Linears replicated on the TP ranks over this rank's tokens.
+void MoeBuilder::latent_proj(bool down, bool bwd) {
+  if (in_.model.moe.latent == 0) return;
+  if (down)
+    sequential_linear(Tm_, d_, h_, bwd);
+  else
+    sequential_linear(Tm_, h_, d_, bwd);
 }
 
 // The dispatcher's preprocess before the EP exchange (CUDA-graph scope "moe_preprocess"): the
@@ -328,6 +344,7 @@ void MoeBuilder::preprocess() {
 
 void MoeBuilder::forward() {
   router(false);
+  latent_proj(true, false);
   preprocess();
   // Dropless routing: the host needs the token counts per expert (all-to-all splits, grouped
   // GEMM sizes) before it can launch the dispatch.
@@ -338,6 +355,7 @@ void MoeBuilder::forward() {
     experts(false);
     unpermute(false);
     dispatch_sync(false, false);
+    latent_proj(false, false);
     return;
   }
   dispatch_sync(true, false);
@@ -346,9 +364,11 @@ void MoeBuilder::forward() {
   sort_chunks();
   dispatch_sync(false, false);
   unpermute(false);
+  latent_proj(false, false);
 }
 
 void MoeBuilder::backward() {
+  latent_proj(false, true);
   if (flex_) {
     dispatch_sync(true, true);
     unpermute(true);
@@ -366,6 +386,7 @@ void MoeBuilder::backward() {
     permute(true);
     b_.end_graph();
   }
+  latent_proj(true, true);
   router(true);
 }
 
