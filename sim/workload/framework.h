@@ -117,7 +117,8 @@ struct FrameworkOptions {
   // under sustained power, cache pollution by concurrent communication kernels).
   double kernel_efficiency = 1.0;
   // What the framework does to memory (memory.h: gradient and optimizer dtypes, offloading,
-  // cross-entropy implementation, allocator); layers_per_vstage empty = the step's split.
+  // cross-entropy implementation, allocator). Its layers_per_vstage, a recipe's pipeline layout,
+  // places the step's layers too; empty = pipeline_split.
   MemoryOptions memory;
 };
 

@@ -263,8 +263,13 @@ StepResult simulate_step(const StepInput& in, const Topology& topo, const Collec
   }
 
   // The programs: layers per virtual stage, then one instruction list per pipeline stage.
+  // A recipe's pipeline layout (MemoryOptions::layers_per_vstage: Megatron-Bridge's DeepSeek-V3
+  // layouts, Llama 3.1 405B's embedding / loss accounting) places the layers of the step as it
+  // places those of the memory estimate.
   const std::vector<int> per_v =
-      step_internal::layers_per_vstage(m, fw.pipeline_split, V, costs, &res.warnings);
+      static_cast<int>(fw.memory.layers_per_vstage.size()) == V
+          ? fw.memory.layers_per_vstage
+          : step_internal::layers_per_vstage(m, fw.pipeline_split, V, costs, &res.warnings);
   std::vector<int> first_layer(V, 0);
   for (int v = 1; v < V; ++v)
     first_layer[v] = first_layer[v - 1] + per_v[v - 1];
