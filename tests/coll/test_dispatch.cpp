@@ -32,6 +32,29 @@ DispatchCall small_call(DispatchLibrary lib) {
   return c;
 }
 
+// UCCL-EP's EP16 benchmark call in the README's DeepSeek-V3 setting: FP8 dispatch of
+// `tokens` per rank, hidden 7168, top-8 of 288 experts.
+DispatchCall uccl_ep16_call(DispatchMode mode, int tokens) {
+  DispatchCall c;
+  c.library = DispatchLibrary::kUcclEp;
+  c.mode = mode;
+  c.fp8 = true;
+  c.ranks = 16;
+  c.tokens_per_rank = tokens;
+  c.hidden = 7168;
+  c.top_k = 8;
+  c.experts = 288;
+  return c;
+}
+
+// GPUs 0 .. n-1 of a topology, the EP group of the calls above.
+std::vector<int> first_gpus(int n) {
+  std::vector<int> gpus(n);
+  for (int i = 0; i < n; ++i)
+    gpus[i] = i;
+  return gpus;
+}
+
 // P(a token's 2 of 8 experts include one of the rank's 2) = 1 − C(6,2)/C(8,2) = 1 − 15/28;
 // of the domain's 4: 1 − C(4,2)/C(8,2) = 1 − 6/28.
 constexpr double kPRank = 13.0 / 28.0, kPDomain = 22.0 / 28.0;
@@ -109,18 +132,9 @@ TEST_CASE("dispatch: the low-latency floor") {
   const SystemSpec s = load_system("p6-b200.48xlarge", FLEETSIM_SOURCE_DIR);
   const Topology topo(s, s.fabric, 2);
   const CollectiveParams params = load_collective_params(s, FLEETSIM_SOURCE_DIR);
-  DispatchCall c;
-  c.library = DispatchLibrary::kUcclEp;
-  c.mode = DispatchMode::kLowLatency;
-  c.fp8 = true;
-  c.ranks = 16;
-  c.hidden = 7168;
-  c.top_k = 8;
-  c.experts = 288;
+  DispatchCall c = uccl_ep16_call(DispatchMode::kLowLatency, 1);
   c.nvlink = false;
-  std::vector<int> gpus(16);
-  for (int i = 0; i < 16; ++i)
-    gpus[i] = i;
+  const std::vector<int> gpus = first_gpus(16);
   const DispatchGlobals& g = dispatch_globals();
   const DispatchParams& lp = dispatch_params(DispatchLibrary::kUcclEp);
   // nvlink=false: one token is 8 messages of 7408 B, all through the 400 Gb/s NIC, to 15 peers.
@@ -142,18 +156,8 @@ TEST_CASE("dispatch: a low-latency EFA call worked by hand (UCCL-EP EP16 on p6-b
   const SystemSpec s = load_system("p6-b200.48xlarge", FLEETSIM_SOURCE_DIR);
   const Topology topo(s, s.fabric, 2);
   const CollectiveParams params = load_collective_params(s, FLEETSIM_SOURCE_DIR);
-  DispatchCall c;
-  c.library = DispatchLibrary::kUcclEp;
-  c.mode = DispatchMode::kLowLatency;
-  c.fp8 = true;
-  c.ranks = 16;
-  c.tokens_per_rank = 128;
-  c.hidden = 7168;
-  c.top_k = 8;
-  c.experts = 288;
-  std::vector<int> gpus(16);
-  for (int i = 0; i < 16; ++i)
-    gpus[i] = i;
+  DispatchCall c = uccl_ep16_call(DispatchMode::kLowLatency, 128);
+  const std::vector<int> gpus = first_gpus(16);
   const DispatchGlobals& g = dispatch_globals();
   const double fixed = dispatch_params(DispatchLibrary::kUcclEp).fixed_dispatch.us();
   // 128 · 8 = 1024 pairs, 8 of 16 ranks in the other node: 512 RDMA messages of 7408 B
@@ -180,18 +184,9 @@ TEST_CASE("dispatch: an EFA call worked by hand (UCCL-EP EP16 on p5en)") {
   const SystemSpec s = load_system("p5en.48xlarge", FLEETSIM_SOURCE_DIR);
   const Topology topo(s, s.fabric, 2);
   const CollectiveParams params = load_collective_params(s, FLEETSIM_SOURCE_DIR);
-  DispatchCall c;
-  c.library = DispatchLibrary::kUcclEp;
-  c.fp8 = true;
-  c.ranks = 16;
-  c.tokens_per_rank = 4096;
-  c.hidden = 7168;
-  c.top_k = 8;
-  c.experts = 288;
+  DispatchCall c = uccl_ep16_call(DispatchMode::kNormal, 4096);
   c.api = DispatchApi::kTorch;
-  std::vector<int> gpus(16);
-  for (int i = 0; i < 16; ++i)
-    gpus[i] = i;
+  const std::vector<int> gpus = first_gpus(16);
   const DispatchParams& lp = dispatch_params(DispatchLibrary::kUcclEp);
   const DispatchGlobals& g = dispatch_globals();
   const double copy = 7392;
