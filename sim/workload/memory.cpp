@@ -230,6 +230,14 @@ int64_t backward_working(const ModelSpec& m, int layer, const ParallelConfig& p,
   const int64_t without_mlp = layer_activation_bytes(m, layer, q, none, Recompute::kSelective);
   int64_t work = all - without_mlp;
   const bool moe = layer >= m.layers ? is_moe(m) : is_moe_layer(m, layer);
+  // A checkpointed MoE layer (kRecomputeMoe) rebuilds its saved tensors before its backward:
+  // they exist beside their gradients.
+  if (moe && p.recompute == Recompute::kSelective && (p.recompute_modules & kRecomputeMoe)) {
+    ParallelConfig kept = p;
+    kept.recompute_modules &= ~kRecomputeMoe;
+    work += layer_activation_bytes(m, layer, kept, o, Recompute::kSelective) -
+            layer_activation_bytes(m, layer, p, o, Recompute::kSelective);
+  }
   if (moe) {
     const int64_t tokens = int64_t{p.seq_len / p.cp} * p.micro_batch;
     const double copies = m.moe.top_k * o.moe_token_factor;

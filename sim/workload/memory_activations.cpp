@@ -26,6 +26,9 @@
 //              unpermute for the probabilities' gradient; + shared experts' mlp term + 4·E
 //              router logits (fp32)
 //   masks      h after attention and h after the MLP, with dropout
+//   recompute of the whole MoE layer (--recompute-modules moe: Megatron-Core moe_layer.py
+//   checkpoints router, dispatch, shared and routed experts and combine): none of the moe
+//   terms, and the layer's input kept in bf16 (2h) by the checkpoint in place of mlp_in
 // g = bytes per element of a saved GEMM input: 2 in bf16; with FP8 recipes Transformer Engine's
 // Linear / GroupedLinear save the quantized input they need for the weight gradient (te
 // module/linear.py, grouped_linear.py: the column-wise FP8 copy): 1 B (per-tensor scaling),
@@ -153,6 +156,7 @@ int64_t ffn_32nds(const ModelSpec& m, const ParallelConfig& p, const MemoryOptio
   // MLP: fc1 output kept by the activation (2 B per width, twice for gated) + fc2's input.
   const int64_t fc1_out = m.mlp == MlpKind::kGated ? 128 : 64;
   const bool mlp_recomputed = recomputed(kRecomputeMlp);
+  if (moe && recomputed(kRecomputeMoe)) return 0;  // only the layer's input, counted as mlp_in
   if (moe) {
     const int64_t f = m.moe.expert_ffn;
     // One routed copy: permuted input, fc1 output, activation output (recomputed with
@@ -263,7 +267,9 @@ int64_t layer_activation_bytes(const ModelSpec& m, int layer, const ParallelConf
   }
   const bool mixer = attn || mamba || gdn;
   const int64_t residuals = (mixer ? 1 : 0) + (ffn ? 1 : 0);
-  int64_t replicated = norms + (mixer ? g32 * h : 0) /*attn_in*/ + (ffn ? g32 * h : 0) /*mlp_in*/ +
+  // A checkpointed MoE layer keeps its bf16 input (the pre-MLP norm's output) itself.
+  const int64_t mlp_in32 = moe && recomputed(kRecomputeMoe) ? 64 : g32;
+  int64_t replicated = norms + (mixer ? g32 * h : 0) /*attn_in*/ + (ffn ? mlp_in32 * h : 0) +
                        32 * mask * residuals * h /*masks*/;
   int64_t split = mamba ? mamba_32nds(m.mamba, g32) : gdn ? gdn_32nds(m.gdn, g32) : 0;
   if (attn) split += attention_32nds(m, p, o, recompute, g32);

@@ -18,6 +18,10 @@ enum RecomputeModule : unsigned {
   kRecomputeMlaUpProj = 1u << 2,  // MLA q / kv up-projections
   kRecomputeMoeAct = 1u << 3,     // expert activation function
   kRecomputeLayernorm = 1u << 4,  // input / pre-MLP norms
+  // The whole MoE layer (router, dispatch, shared and routed experts, combine) checkpointed:
+  // only its input is kept and its forward runs again before its backward (Megatron-Core
+  // moe_layer.py: moe_layer_recompute wraps custom_forward in tensor_parallel.checkpoint).
+  kRecomputeMoe = 1u << 5,
 };
 // Parses one module name ("core_attn", "mlp", "mla_up_proj", "moe_act", "layernorm").
 bool parse_recompute_module(const std::string& s, unsigned* bit);

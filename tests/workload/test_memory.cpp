@@ -597,3 +597,53 @@ TEST_CASE("QK-norm keeps the normed inputs of q and k") {
   m.attention.qk_norm = false;
   CHECK(with - layer_activation_bytes(m, 0, p, o, Recompute::kNone) == (9216LL + 144) * 4096);
 }
+
+TEST_CASE("recompute of the whole MoE layer (recompute_modules moe)") {
+  // Qwen3-30B-A3B, MoE layer 0, tp 1, one 4096-token micro-batch, bf16. Megatron-Core's
+  // moe_layer.py checkpoints router, dispatch, experts and combine, so per token the layer
+  // drops: 8 routed copies × (2h input + 4·f fc1 output (gated) + 2·f activation output + 4 B
+  // probability) = 8 × (4096 + 3072 + 1536 + 4) = 69,664 B, and the fp32 router logits
+  // 4 · 128 = 512 B: 70,176 B. The input it keeps (bf16, 2h) is mlp_in, already counted.
+  const ModelSpec m = zoo("qwen3-30b-a3b");
+  REQUIRE(m.hidden == 2048);
+  REQUIRE(m.moe.expert_ffn == 768);
+  REQUIRE(m.moe.top_k == 8);
+  REQUIRE(m.moe.shared_experts == 0);
+  ParallelConfig p;
+  p.seq_len = 4096;
+  p.global_batch = 8;
+  p.dp = 8;
+  p.ep = 8;
+  const MemoryOptions o;
+  p.recompute = Recompute::kSelective;
+  p.recompute_modules = kRecomputeLayernorm;  // a module the MoE part does not depend on
+  const int64_t kept = layer_activation_bytes(m, 0, p, o, Recompute::kSelective);
+  p.recompute_modules = kRecomputeLayernorm | kRecomputeMoe;
+  const int64_t moe = layer_activation_bytes(m, 0, p, o, Recompute::kSelective);
+  CHECK(kept - moe == 70'176LL * 4096);
+  // FP8 (current scaling): the copies' GEMM inputs are 1 B, so 8 × (2048 + 3072 + 768 + 4) +
+  // 512 = 47,648 B are dropped, and the checkpoint keeps the bf16 norm output (2h) instead of
+  // its 1 B quantized copy: 2048 B more.
+  p.precision = PrecisionRecipe::kFp8Current;
+  p.recompute_modules = kRecomputeLayernorm;
+  const int64_t kept8 = layer_activation_bytes(m, 0, p, o, Recompute::kSelective);
+  p.recompute_modules = kRecomputeLayernorm | kRecomputeMoe;
+  CHECK(kept8 - layer_activation_bytes(m, 0, p, o, Recompute::kSelective) ==
+        (47'648LL - 2048) * 4096);
+  // In backward the rebuilt tensors sit beside their gradients: the working memory grows by
+  // exactly the bytes recompute dropped (bf16; every layer is the same MoE layer). Stage 0 of
+  // pp 2 (no loss there): 24 layers, one micro-batch (8 sequences over dp 8) in flight.
+  p.precision = PrecisionRecipe::kBf16;
+  p.pp = 2;
+  p.recompute_modules = kRecomputeLayernorm;
+  const MemoryBreakdown a = estimate_memory_stage(m, p, 1LL << 40, o, 0);
+  p.recompute_modules = kRecomputeLayernorm | kRecomputeMoe;
+  const MemoryBreakdown b = estimate_memory_stage(m, p, 1LL << 40, o, 0);
+  REQUIRE(a.in_flight_microbatches == 1);
+  CHECK(b.working - a.working == 70'176LL * 4096);
+  CHECK(a.activations - b.activations == 24 * 70'176LL * 4096);
+  // The module name parses as Megatron's.
+  unsigned bit = 0;
+  REQUIRE(parse_recompute_module("moe", &bit));
+  CHECK(bit == kRecomputeMoe);
+}

@@ -164,3 +164,31 @@ TEST_CASE("host launches and per-expert host work of a grouped GEMM scale with t
     CHECK(per_expert_path.launches - b8.launches == (8 - 1) * (bwd ? 4 : 2));
   }
 }
+
+TEST_CASE("recompute of the whole MoE layer replays its forward before the backward") {
+  // With "moe" in recompute_modules Megatron-Core runs the MoE layer's forward (router,
+  // dispatch, experts, combine) again in backward (moe_layer.py, tensor_parallel.checkpoint):
+  // the backward gains the forward's launches. In the difference between two local-expert
+  // counts, everything but the per-expert launches cancels, so the backward's extra launches
+  // grow by exactly the forward's per-expert launches.
+  Setup s;
+  const int fwd8 = s.kernels(64, false), fwd16 = s.kernels(128, false);
+  const int bwd8 = s.kernels(64, true), bwd16 = s.kernels(128, true);
+  s.par.recompute = Recompute::kSelective;
+  s.par.recompute_modules = kRecomputeMoe;
+  const int rbwd8 = s.kernels(64, true), rbwd16 = s.kernels(128, true);
+  CHECK(s.kernels(128, false) == fwd16);  // the forward is unchanged
+  CHECK(rbwd8 > bwd8);
+  CHECK((rbwd16 - bwd16) - (rbwd8 - bwd8) == fwd16 - fwd8);
+  // The replayed forward executes the routed experts' GEMMs once more: 4096 tokens × 8 copies
+  // × 2 · (2h·f (gated fc1) + f·h (fc2)) FLOPs = 2 · 4096 · 8 · 3 · 2048 · 768, and at most the
+  // router's 2 · 4096 · 2048 · 128 besides.
+  s.par.recompute_modules = kRecomputeCoreAttn;
+  const double plain = s.block(128, true).flops;
+  s.par.recompute_modules = kRecomputeCoreAttn | kRecomputeMoe;
+  const double extra = s.block(128, true).flops - plain;
+  const double experts = 2.0 * 4096 * 8 * 3 * 2048 * 768;
+  const double router = 2.0 * 4096 * 2048 * 128;
+  CHECK(extra >= experts * (1 - 1e-9));
+  CHECK(extra <= (experts + router) * (1 + 1e-9));
+}

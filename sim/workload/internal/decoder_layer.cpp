@@ -347,6 +347,16 @@ void LayerBuilder::mlp_block(bool bwd) {
 
 void LayerBuilder::moe_block(bool bwd) {
   const auto& mo = m_.moe;
+  if (bwd && recompute(kRecomputeMoe)) {  // the checkpointed MoE layer's forward again
+    const MoeLayerInput fwd{m_, p_, fw_, c_, comm_, ep_, Tsp_, false};
+    if (sp_) ag(Time::zero());
+    build_moe_experts(fwd, false, b_);
+    if (mo.shared_experts > 0) {
+      dense_mlp(static_cast<double>(mo.shared_expert_ffn) * mo.shared_experts, false,
+                static_cast<double>(T_));
+    }
+    if (sp_) rs(Time::zero());
+  }
   if (sp_ && !bwd) ag(Time::zero());
   // Tokens this rank routes: the sequence-parallel shard of the micro-batch.
   const MoeLayerInput in{m_, p_, fw_, c_, comm_, ep_, Tsp_, bwd && recompute(kRecomputeMoeAct)};
