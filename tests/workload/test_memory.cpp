@@ -647,3 +647,38 @@ TEST_CASE("recompute of the whole MoE layer (recompute_modules moe)") {
   REQUIRE(parse_recompute_module("moe", &bit));
   CHECK(bit == kRecomputeMoe);
 }
+
+TEST_CASE("Llama 3.1 405B in the Llama 3 paper's 16K-GPU layout on H100") {
+  // Dubey et al. 2024, Table 4: TP 8, PP 16, DP 128, 16 sequences of 8192 tokens per
+  // data-parallel rank: m = 16 micro-batches. Megatron-Core's interleaved warm-up on stage 0,
+  // (16 − 1)·2 + (8 − 1)·16 = 142, exceeds m·vp = 128, so every forward runs before the first
+  // backward: 16 passes of each of the 8 one-layer chunks. With m = 512 (the plan's 512-GPU,
+  // DP 4 candidates) the warm-up holds 142 + 1 passes, in groups of 16 per chunk: chunks 0-7
+  // get 16 each and chunk 0 of the next round the remaining 15.
+  const ModelSpec m = zoo("llama3.1-405b");
+  ParallelConfig p;
+  p.tp = 8;
+  p.pp = 16;
+  p.vp = 8;
+  p.dp = 128;
+  p.seq_len = 8192;
+  p.micro_batch = 1;
+  p.global_batch = 2048;
+  p.sequence_parallel = true;
+  p.distributed_optimizer = true;
+  const std::vector<int> meta = in_flight_per_chunk(p, 0);
+  CHECK(meta == std::vector<int>(8, 16));
+  ParallelConfig plan = p;
+  plan.dp = 4;
+  const std::vector<int> warm = in_flight_per_chunk(plan, 0);
+  CHECK(warm == std::vector<int>{31, 16, 16, 16, 16, 16, 16, 16});
+  // It fits the 79.11 GiB an H100 80GB reports with the recipes' memory options (bf16
+  // gradients, TE cross entropy, expandable segments), not with Megatron-LM's defaults.
+  const int64_t h100 = static_cast<int64_t>(79.11 * (1 << 30));
+  MemoryOptions o = megatron_bridge_perf_options();
+  const MemoryBreakdown r = estimate_memory(m, p, h100, o);
+  CHECK(r.in_flight_microbatches == 128);
+  CHECK(r.fits);
+  CHECK_FALSE(estimate_memory(m, p, h100, MemoryOptions{}).fits);
+  CHECK_FALSE(estimate_memory(m, plan, h100, o).fits);
+}
