@@ -12,8 +12,9 @@ do not recognise stops the script, so nothing is approximated silently. Features
 
 Hybrid rows (Mamba-2 / attention / MLP / MoE block patterns) are read by interpret_hybrid(),
 the Gated DeltaNet row (Qwen3-Next) by interpret_gdn(), the DeepSeek sparse attention row
-(DeepSeek-V3.2-Exp) by interpret_dsa(); a row whose layers fleetsim cannot model yet (
-KDA, DeepSeek-V4's compressed attention and mHC residuals) is listed in HYBRID_SKIP with the
+(DeepSeek-V3.2-Exp) by interpret_dsa(), the Kimi Delta Attention row (Kimi Linear) by
+interpret_kda(); a row whose layers fleetsim cannot model yet (DeepSeek-V4's compressed
+attention and mHC residuals) is listed in HYBRID_SKIP with the
 reason and not written.
 
 Usage: workloads/import_models.py [--csv PATH] [--hybrid-csv PATH] [--out DIR] [--check]
@@ -88,13 +89,15 @@ HYBRID_IDS = {
                                    ["nemotron-3-super", "NVIDIA-Nemotron-3-Super-120B-A12B"]),
     "Nemotron 3 Ultra 550B-A55B": ("nemotron3-ultra-550b-a55b", "Nemotron 3 Ultra 550B-A55B",
                                    ["nemotron-3-ultra", "NVIDIA-Nemotron-3-Ultra-550B-A55B"]),
+    "Kimi Linear 48B-A3B": ("kimi-linear-48b-a3b", "Kimi Linear 48B-A3B",
+                            ["Kimi-Linear-48B-A3B-Instruct", "Kimi-Linear-48B-A3B-Base",
+                             "kimi-linear"]),
 }
 
 # Hybrid rows not written, and why (the layer kind fleetsim does not model yet).
 HYBRID_SKIP = {
     "DeepSeek-V4-Flash (284B-A13B)": "compressed / sparse attention and mHC residuals are not "
                                      "modelled",
-    "Kimi Linear 48B-A3B": "Kimi Delta Attention layers are not modelled",
 }
 
 # The Nemotron-H family's HF vocabulary (NemotronHConfig default 131072, the 8B row's value) for
@@ -491,6 +494,98 @@ def interpret_gdn(row):
     return out, unmodelled, notes
 
 
+def interpret_kda(row):
+    """Kimi Linear: every layer is a token mixer (Kimi Delta Attention, or MLA on the 1-based
+    full_attn_layers) and an FFN (dense SwiGLU on the first first_k_dense_replace layers, else
+    MoE), written as two blocks per layer (G or *, then - or E) as Qwen3-Next; KDA dims from the
+    linear_* columns (one head count and dim for q, k, v)."""
+    name = row["model"]
+    unmodelled, notes = [], []
+    need(row["linear_attn_type"].startswith("kda"), name, "linear_attn_type",
+         row["linear_attn_type"])
+    layers = to_int(row["num_layers"])
+    pat = row["layer_pattern"]
+    m = re.fullmatch(r"linear_attn_config: kda_layers=\[([\d,]+)\], full_attn_layers=\[([\d,]+)\]",
+                     pat)
+    need(m, name, "layer_pattern", pat)
+    kda = [int(x) for x in m.group(1).split(",")]
+    full = [int(x) for x in m.group(2).split(",")]
+    need(sorted(kda + full) == list(range(1, layers + 1)), name, "layer_pattern", pat)
+    need(row["activation"] == "SwiGLU", name, "activation", row["activation"])
+    need(row["norm_type"].startswith("RMSNorm"), name, "norm_type", row["norm_type"])
+    variant = row["attention_variant"]
+    need("Kimi Delta Attention" in variant and "MLA (NoPE)" in variant, name,
+         "attention_variant", variant)
+    pos = row["position_embedding"]
+    need(pos.startswith("none (NoPE"), name, "position_embedding", pos)
+    unmodelled.append(unm("position_encoding", "none", pos))
+    need(row["qk_norm"] == "", name, "qk_norm", row["qk_norm"])
+    need(row["sliding_window"].startswith("none"), name, "sliding_window", row["sliding_window"])
+    heads = to_int(row["linear_num_key_heads"])
+    need(heads == to_int(row["linear_num_value_heads"]), name, "linear_num_value_heads",
+         row["linear_num_value_heads"])
+    need(row["linear_key_head_dim"] == row["linear_value_head_dim"], name,
+         "linear_value_head_dim", row["linear_value_head_dim"])
+    need("chunk size 64" in row["notes"], name, "notes", "KDA chunk size")
+    gdn = {"qk_heads": heads, "v_heads": heads,
+           "qk_head_dim": to_int(row["linear_key_head_dim"]),
+           "v_head_dim": to_int(row["linear_value_head_dim"]),
+           "conv_kernel": to_int(row["linear_conv_kernel"]), "chunk": 64, "kda": True}
+    att = {"kind": "mla", "heads": to_int(row["num_attention_heads"]),
+           "kv_heads": to_int(row["num_kv_heads"]), "head_dim": to_int(row["v_head_dim"]),
+           "qkv_bias": False, "qk_norm": False,
+           "q_lora_rank": to_int(row["q_lora_rank"]) or 0,
+           "kv_lora_rank": to_int(row["kv_lora_rank"]),
+           "qk_nope_head_dim": to_int(row["qk_nope_head_dim"]),
+           "qk_rope_head_dim": to_int(row["qk_rope_head_dim"]),
+           "v_head_dim": to_int(row["v_head_dim"])}
+    first_dense = to_int(row["first_k_dense_replace"]) or 0
+    need(row["moe_layer_pattern"].startswith(f"layer 1 dense") and first_dense == 1, name,
+         "moe_layer_pattern", row["moe_layer_pattern"])
+    need((to_int(row["moe_layer_freq"]) or 1) == 1, name, "moe_layer_freq", row["moe_layer_freq"])
+    experts = to_int(row["num_experts"])
+    shared = to_int(row["num_shared_experts"]) or 0
+    expert_ffn = to_int(row["moe_ffn_hidden_size"])
+    shared_ffn = to_int(row["shared_expert_ffn_hidden_size"])
+    if shared and shared_ffn is None:
+        shared_ffn = expert_ffn
+        notes.append(f"shared_expert_ffn_hidden_size is empty in the reference CSV: each of the "
+                     f"{shared} shared experts is moe_intermediate_size ({expert_ffn}) wide, the "
+                     "Kimi / DeepSeek config convention (num_shared_experts x "
+                     "moe_intermediate_size)")
+    moe = {"experts": experts, "shared_experts": shared, "top_k": to_int(row["top_k"]),
+           "expert_ffn": expert_ffn, "shared_expert_ffn": shared_ffn if shared else 0,
+           "first_k_dense": 0, "layer_freq": 1}
+    unmodelled.append(unm("router_scoring", "none", f"{row['router_score_func']}; routing "
+                          "statistics are modelled in moe/, the router GEMM's parameters are "
+                          "counted"))
+    tied = row["tied_embeddings"]
+    need(tied in ("true", "false"), name, "tied_embeddings", tied)
+    blocks = "".join(("G" if i + 1 in kda else "*") + ("-" if i < first_dense else "E")
+                     for i in range(layers))
+    notes.append(f"{layers} layers written as {2 * layers} blocks (mixer, then FFN; one RMSNorm "
+                 "each); gdn.kda: Kimi Delta Attention (low-rank f / g projections, per-channel "
+                 "decay); gdn.chunk 64 is FLA's chunk_kda chunk")
+    out = {
+        "layers": 2 * layers,
+        "hidden": to_int(row["hidden_size"]),
+        "ffn": to_int(row["ffn_hidden_size"]),
+        "vocab": to_int(row["vocab_size"]),
+        "mlp": "gated",
+        "norm": "rmsnorm",
+        "norms_per_layer": 2,
+        "linear_bias": False,
+        "tied_embeddings": tied == "true",
+        "learned_positions": False,
+        "max_seq_len": to_int(row["max_position_embeddings"]),
+        "attention": att,
+        "moe": moe,
+        "blocks": blocks,
+        "gdn": gdn,
+    }
+    return out, unmodelled, notes
+
+
 def interpret_dsa(row):
     """DeepSeek-V3.2-Exp: DeepSeek-V3 (interpret()) with DeepSeek sparse attention in every
     layer: top-k and the lightning indexer from the sparse_attn_* columns."""
@@ -532,7 +627,9 @@ def build_hybrid(rows, models, seen_alias):
             raise Unrecognised(f"unknown hybrid model row {name!r}: add it to HYBRID_IDS or "
                                "HYBRID_SKIP")
         mid, display, extra = HYBRID_IDS[name]
-        if row["linear_attn_type"]:
+        if row["linear_attn_type"].startswith("kda"):
+            body, unmodelled, notes = interpret_kda(row)
+        elif row["linear_attn_type"]:
             body, unmodelled, notes = interpret_gdn(row)
         elif row["sparse_attn_topk"]:
             body, unmodelled, notes = interpret_dsa(row)

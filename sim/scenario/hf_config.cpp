@@ -33,18 +33,20 @@ enum class Family {
   kGpt2,
   kNemotron,
   kNemotronH,
-  kQwen3Next
+  kQwen3Next,
+  kKimiLinear
 };
 
 const std::map<std::string, Family> kFamilies = {
-    {"llama", Family::kLlama},          {"mistral", Family::kMistral},
-    {"mixtral", Family::kMixtral},      {"qwen2", Family::kQwen2},
-    {"qwen2_moe", Family::kQwen2Moe},   {"qwen3", Family::kQwen3},
-    {"qwen3_moe", Family::kQwen3Moe},   {"deepseek_v2", Family::kDeepseek},
-    {"deepseek_v3", Family::kDeepseek}, {"kimi_k2", Family::kDeepseek},
-    {"gpt_oss", Family::kGptOss},       {"gpt2", Family::kGpt2},
-    {"nemotron", Family::kNemotron},    {"nemotron_h", Family::kNemotronH},
-    {"qwen3_next", Family::kQwen3Next}, {"deepseek_v32", Family::kDeepseek}};
+    {"llama", Family::kLlama},           {"mistral", Family::kMistral},
+    {"mixtral", Family::kMixtral},       {"qwen2", Family::kQwen2},
+    {"qwen2_moe", Family::kQwen2Moe},    {"qwen3", Family::kQwen3},
+    {"qwen3_moe", Family::kQwen3Moe},    {"deepseek_v2", Family::kDeepseek},
+    {"deepseek_v3", Family::kDeepseek},  {"kimi_k2", Family::kDeepseek},
+    {"gpt_oss", Family::kGptOss},        {"gpt2", Family::kGpt2},
+    {"nemotron", Family::kNemotron},     {"nemotron_h", Family::kNemotronH},
+    {"qwen3_next", Family::kQwen3Next},  {"deepseek_v32", Family::kDeepseek},
+    {"kimi_linear", Family::kKimiLinear}};
 
 // model_types that name a published architecture fleetsim recognises but does not model yet.
 const std::map<std::string, std::string> kNotModelled = {
@@ -71,7 +73,8 @@ std::string family_class(const std::string& model_type) {
       {"nemotron", "NemotronConfig"},
       {"nemotron_h", "NemotronHConfig"},
       {"qwen3_next", "Qwen3NextConfig"},
-      {"deepseek_v32", "DeepseekV32Config"}};
+      {"deepseek_v32", "DeepseekV32Config"},
+      {"kimi_linear", "KimiLinearConfig"}};
   return names.at(model_type);
 }
 
@@ -194,10 +197,6 @@ void read_gqa(HfReader& r, ModelSpec& m) {
   }
 }
 
-}  // namespace hf_internal
-
-namespace {
-
 void read_mla(HfReader& r, ModelSpec& m) {
   AttentionSpec& a = m.attention;
   a.kind = AttentionKind::kMla;
@@ -238,10 +237,6 @@ void read_mla(HfReader& r, ModelSpec& m) {
            "config.json:/index_head_dim; the indexer's key LayerNorm (weight and bias) counted");
   }
 }
-
-}  // namespace
-
-namespace hf_internal {
 
 MoeSpec read_moe_fields(HfReader& r, const char* experts_key, const char* ffn_key) {
   MoeSpec s;
@@ -453,6 +448,8 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
       read_nemotron_h(r, m);
     } else if (f == Family::kQwen3Next) {
       read_qwen3_next(r, m);
+    } else if (f == Family::kKimiLinear) {
+      read_kimi_linear(r, m);
     } else {
       read_llama_like(r, m, f);
     }

@@ -1,5 +1,5 @@
 // Hugging Face config.json -> ModelSpec for the hybrid families (see hf_config.h): Nemotron-H /
-// Nemotron 3 (nemotron_h), Qwen3-Next (qwen3_next).
+// Nemotron 3 (nemotron_h), Qwen3-Next (qwen3_next), Kimi Linear (kimi_linear).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -260,6 +260,93 @@ void read_qwen3_next(HfReader& r, ModelSpec& m) {
   m.unmodelled.push_back({"router_scoring", "none",
                           "softmax top-k, renormalised (norm_topk_prob): routing statistics "
                           "are modelled in moe/"});
+}
+
+}  // namespace fleetsim::hf_internal
+
+namespace fleetsim::hf_internal {
+
+// Kimi Linear (model_type kimi_linear; the layout NVIDIA NeMo Automodel's kimi_linear model and
+// vLLM read): each decoder layer is a token mixer -- Kimi Delta Attention for the 1-based layer
+// numbers in linear_attn_config.kda_layers, MLA (q_lora_rank null, NoPE: mla_use_nope) for
+// those in full_attn_layers -- then a dense SwiGLU MLP (the first first_k_dense_replace layers)
+// or an MoE of num_experts (top num_experts_per_token) with num_shared_experts shared experts of
+// moe_intermediate_size; written as two blocks per layer (G or *, then - or E). The KDA chunk
+// length is not in config.json: FLA's chunk_kda runs chunks of 64 (Kimi Linear report Sec. 6.3).
+void read_kimi_linear(HfReader& r, ModelSpec& m) {
+  const int layers = m.layers;
+  read_mla(r, m);
+  r.boolean_or("mla_use_nope", false, "");
+  m.unmodelled.push_back({"position_encoding", "none",
+                          "mla_use_nope: no RoPE in the MLA layers (the rope dims are still "
+                          "projected); KDA layers have none"});
+  HfReader la = r.child("linear_attn_config");
+  std::vector<int> kind(static_cast<size_t>(layers), 0);  // 1 KDA, 2 MLA
+  for (const auto& [key, k] :
+       {std::pair<const char*, int>{"kda_layers", 1}, {"full_attn_layers", 2}}) {
+    for (int64_t n : la.int_list(key, 1, layers)) {
+      int& slot = kind[static_cast<size_t>(n - 1)];
+      if (slot != 0)
+        la.fail(std::string("/") + key, "layer " + std::to_string(n) + " is listed twice");
+      slot = k;
+    }
+  }
+  for (int i = 0; i < layers; ++i)
+    if (kind[static_cast<size_t>(i)] == 0)
+      la.fail("/kda_layers", "layer " + std::to_string(i + 1) +
+                                 " (1-based) is in neither kda_layers nor full_attn_layers");
+  GdnSpec& g = m.gdn;
+  g.qk_heads = g.v_heads = static_cast<int>(la.integer("num_heads", 1, 65536, "/gdn/qk_heads"));
+  g.qk_head_dim = g.v_head_dim =
+      static_cast<int>(la.integer("head_dim", 1, 4096, "/gdn/qk_head_dim"));
+  g.conv_kernel = static_cast<int>(la.integer("short_conv_kernel_size", 1, 64, "/gdn/conv_kernel"));
+  g.chunk = 64;
+  g.kda = true;
+  la.finish("KimiLinearConfig linear_attn_config");
+  r.adopt(la);
+  r.note("/gdn/kda",
+         "Kimi Delta Attention (linear_attn_config): one head count and dim for q, "
+         "k, v; low-rank f / g projections");
+  r.note("/gdn/chunk", "not in config.json: FLA chunk_kda's chunk of 64 tokens");
+  m.mlp = MlpKind::kGated;
+  if (r.present("hidden_act") && r.str("hidden_act") != "silu")
+    r.fail("/hidden_act", "expected 'silu' (SwiGLU experts and MLP)");
+  MoeSpec& s = m.moe;
+  s.experts = static_cast<int>(r.integer("num_experts", 1, 1 << 16, "/moe/experts"));
+  s.top_k = static_cast<int>(r.integer("num_experts_per_token", 1, s.experts, "/moe/top_k"));
+  s.expert_ffn = r.integer("moe_intermediate_size", 1, int64_t{1} << 24, "/moe/expert_ffn");
+  s.shared_experts =
+      static_cast<int>(r.present("num_shared_experts")
+                           ? r.integer("num_shared_experts", 0, 64, "/moe/shared_experts")
+                           : 0);
+  s.shared_expert_ffn = s.shared_experts > 0 ? s.expert_ffn : 0;
+  r.note("/moe/shared_expert_ffn", "each shared expert is moe_intermediate_size wide");
+  const int first_dense = static_cast<int>(
+      r.present("first_k_dense_replace") ? r.integer("first_k_dense_replace", 0, layers - 1, "")
+                                         : 0);
+  if (r.present("moe_layer_freq") && r.integer("moe_layer_freq", 1, layers, "") != 1)
+    r.fail("/moe_layer_freq", "only 1 (every layer after the dense ones is MoE) is modelled");
+  m.ffn = first_dense > 0 ? r.integer("intermediate_size", 1, int64_t{1} << 24, "/ffn") : 0;
+  if (first_dense == 0) r.ignore("intermediate_size");
+  m.blocks.clear();
+  for (int i = 0; i < layers; ++i) {
+    m.blocks.push_back(kind[static_cast<size_t>(i)] == 1 ? BlockKind::kGdn : BlockKind::kAttention);
+    m.blocks.push_back(i < first_dense ? BlockKind::kMlp : BlockKind::kMoe);
+  }
+  m.layers = 2 * layers;
+  r.note("/layers", "2 x num_hidden_layers: each layer is a mixer block and an FFN block");
+  r.note("/blocks",
+         "config.json:/linear_attn_config (kda_layers, full_attn_layers), "
+         "first_k_dense_replace");
+  m.mtp_layers = static_cast<int>(r.present("num_nextn_predict_layers")
+                                      ? r.integer("num_nextn_predict_layers", 0, 16, "/mtp_layers")
+                                      : 0);
+  for (const char* k : {"moe_renormalize", "moe_router_activation_func", "routed_scaling_factor",
+                        "num_expert_group", "topk_group", "use_grouped_topk", "topk_method"})
+    r.ignore(k);
+  m.unmodelled.push_back({"router_scoring", "none",
+                          "sigmoid routing, renormalised, routed_scaling_factor: routing "
+                          "statistics are modelled in moe/"});
 }
 
 }  // namespace fleetsim::hf_internal

@@ -11,5 +11,7 @@ void read_gqa(HfReader& r, ModelSpec& m);
 MoeSpec read_moe_fields(HfReader& r, const char* experts_key, const char* ffn_key);
 void read_nemotron_h(HfReader& r, ModelSpec& m);
 void read_qwen3_next(HfReader& r, ModelSpec& m);
+void read_mla(HfReader& r, ModelSpec& m);
+void read_kimi_linear(HfReader& r, ModelSpec& m);
 
 }  // namespace fleetsim::hf_internal

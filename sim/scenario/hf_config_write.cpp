@@ -89,6 +89,7 @@ std::string zoo_model_json(const HfImport& imp) {
       o["gdn"] = {{"qk_heads", g.qk_heads},       {"v_heads", g.v_heads},
                   {"qk_head_dim", g.qk_head_dim}, {"v_head_dim", g.v_head_dim},
                   {"conv_kernel", g.conv_kernel}, {"chunk", g.chunk}};
+      if (g.kda) o["gdn"]["kda"] = true;
     }
   }
   o["mtp_layers"] = m.mtp_layers;

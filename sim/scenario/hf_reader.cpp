@@ -81,12 +81,28 @@ const std::vector<std::string> kNoCompute = {"_name_or_path",
 
 }  // namespace
 
-HfReader::HfReader(const json& j, std::string file) : j_(j), file_(std::move(file)) {
+HfReader::HfReader(const json& j, std::string file) : HfReader(j, std::move(file), "") {}
+
+HfReader::HfReader(const json& j, std::string file, std::string prefix)
+    : j_(j), file_(std::move(file)), prefix_(std::move(prefix)) {
   if (!j_.is_object()) fail("", std::string("expected a JSON object, got ") + type_name(j_));
 }
 
+HfReader HfReader::child(const std::string& key) {
+  use(key);
+  if (!present(key)) fail("/" + escape_pointer_token(key), "missing required key '" + key + "'");
+  return HfReader(j_.at(key), file_, prefix_ + "/" + escape_pointer_token(key));
+}
+
+void HfReader::adopt(const HfReader& c) {
+  for (const Origin& o : c.origin_)
+    record(o.field, o.text, o.key.empty() ? o.key : c.prefix_ + o.key);
+  for (const std::string& k : c.ignored_)
+    ignored_.push_back(c.prefix_.substr(1) + "/" + k);
+}
+
 void HfReader::fail(const std::string& ptr, const std::string& msg) const {
-  throw InputError(file_, ptr, msg);
+  throw InputError(file_, prefix_ + ptr, msg);
 }
 
 bool HfReader::present(const std::string& key) const {
@@ -121,7 +137,8 @@ int64_t HfReader::integer(const std::string& key, int64_t lo, int64_t hi,
     fail(ptr, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
                   "], got " + std::to_string(x));
   }
-  if (!field.empty()) record(field, "config.json:" + ptr + " = " + std::to_string(x), ptr);
+  if (!field.empty())
+    record(field, "config.json:" + prefix_ + ptr + " = " + std::to_string(x), ptr);
   return x;
 }
 

@@ -15,6 +15,11 @@ namespace fleetsim {
 class HfReader {
  public:
   HfReader(const jsonr::json& j, std::string file);
+  // The object at `key` as a reader of its own (errors and origins name "/key/..."): read its
+  // keys, call its finish(), then adopt() it.
+  HfReader child(const std::string& key);
+  // Takes a finished child's origins and ignored keys.
+  void adopt(const HfReader& child);
 
   [[noreturn]] void fail(const std::string& ptr, const std::string& msg) const;
   std::string model_type();
@@ -45,8 +50,11 @@ class HfReader {
   void use(const std::string& key) { used_.push_back(key); }
   void record(const std::string& field, const std::string& text, const std::string& key);
 
+  HfReader(const jsonr::json& j, std::string file, std::string prefix);
+
   const jsonr::json& j_;
   std::string file_;
+  std::string prefix_;  // JSON pointer of this object in the file ("" = the root)
   std::vector<std::string> used_;
   std::vector<std::string> ignored_;
   std::vector<Origin> origin_;

@@ -11,7 +11,7 @@
 //   blocks? "M*-EG..." (hybrid per-layer pattern, one character per layer: M Mamba-2,
 //   * attention, - dense MLP, E MoE, G Gated DeltaNet),
 //   mamba?{heads, head_dim, state, groups, conv_kernel, chunk},
-//   gdn?{qk_heads, v_heads, qk_head_dim, v_head_dim, conv_kernel, chunk},
+//   gdn?{qk_heads, v_heads, qk_head_dim, v_head_dim, conv_kernel, chunk, kda},
 //   mtp_layers, published_total_params?, published_active_params?,
 //   unmodelled[{feature, impact "none"|"small"|"material", note}], origin?{field: text}, notes?
 #include "scenario/model_loader.h"
@@ -68,8 +68,8 @@ const std::vector<std::string> kMoeKeys = {"experts",    "shared_experts",     "
                                            "layer_freq", "shared_expert_gate", "latent"};
 const std::vector<std::string> kMambaKeys = {"heads",  "head_dim",    "state",
                                              "groups", "conv_kernel", "chunk"};
-const std::vector<std::string> kGdnKeys = {"qk_heads",   "v_heads",     "qk_head_dim",
-                                           "v_head_dim", "conv_kernel", "chunk"};
+const std::vector<std::string> kGdnKeys = {"qk_heads",    "v_heads", "qk_head_dim", "v_head_dim",
+                                           "conv_kernel", "chunk",   "kda"};
 const std::vector<std::string> kUnmodelledKeys = {"feature", "impact", "note"};
 
 constexpr int64_t kMaxWidth = int64_t{1} << 24;  // 16 M: hidden / FFN widths
@@ -196,6 +196,11 @@ GdnSpec read_gdn(const Obj& o) {
   s.v_head_dim = static_cast<int>(o.integer("v_head_dim", 1, 4096));
   s.conv_kernel = static_cast<int>(o.integer("conv_kernel", 1, 64));
   s.chunk = static_cast<int>(o.integer("chunk", 1, 65536));
+  s.kda = bool_or(o, "kda", false);
+  if (s.kda && (s.qk_heads != s.v_heads || s.qk_head_dim != s.v_head_dim))
+    o.fail(o.at("kda"),
+           "Kimi Delta Attention has one head count and head dim for q, k and v "
+           "(qk_heads == v_heads, qk_head_dim == v_head_dim)");
   if (s.v_heads % s.qk_heads != 0) {
     o.fail(o.at("v_heads"), "must be a multiple of qk_heads (" + std::to_string(s.qk_heads) +
                                 "; q and k are repeated to the v heads), got " +

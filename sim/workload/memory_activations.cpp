@@ -84,7 +84,14 @@ int64_t mamba_32nds(const MambaSpec& s, int64_t g32) {
 // output); the delta-rule kernel's inputs q, k repeated to the v heads, v, the fp32 gate g, β
 // and α, and its per-chunk solved matrix A (bf16, chunk values per head); the gate z, the
 // kernel output (gated-norm input) and the norm output (out_proj input, a GEMM input).
+// KDA: no repeat (one head count); the fp32 per-channel decay and the bf16 β, the low-rank
+// f_a / g_a outputs (f_b / g_b inputs), the gate g_b's output in place of z.
 int64_t gdn_32nds(const GdnSpec& s, int64_t g32) {
+  if (s.kda)
+    return 64 * s.conv_channels() + 64 * 2 * s.qk_dim() + 64 * (2 * s.qk_dim() + s.v_dim()) +
+           128 * s.qk_dim() + 64 * int64_t{s.v_heads} + 64 * 2 * int64_t{s.v_head_dim} +
+           64 * int64_t{s.v_heads} * s.chunk + 64 * s.v_dim() /*gate*/ + 64 * s.v_dim() /*o*/ +
+           g32 * s.v_dim();
   const int64_t rep_qk = 2 * int64_t{s.v_heads} * s.qk_head_dim;
   return 64 * s.conv_channels() + 64 * 2 * s.qk_dim() + 64 * (rep_qk + s.v_dim()) +
          (128 + 64 + 128) * s.v_heads + 64 * int64_t{s.v_heads} * s.chunk + 64 * s.v_dim() /*z*/ +

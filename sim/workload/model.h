@@ -121,6 +121,13 @@ struct MambaSpec {
 // conv_kernel over q, k, v (no bias) + SiLU; L2-normalised q, k repeated to the v heads; the
 // chunked gated delta rule (chunk tokens); per-head A_log, dt_bias; RMSNorm over v_head_dim
 // gated by silu(z); out_proj: v_heads · v_head_dim → hidden.
+//
+// kda: Kimi Delta Attention instead (Kimi Linear; FLA's chunk_kda, the layout of the checkpoint's
+// KimiDeltaAttention as NVIDIA NeMo Automodel's kimi_linear model reads it): one head count and
+// head dim for q, k, v; q_proj, k_proj, v_proj; the per-channel decay from a low-rank f_a_proj
+// (hidden → head_dim) · f_b_proj (head_dim → qk_dim); b_proj (hidden → heads, β); the output gate
+// from a low-rank g_a_proj · g_b_proj (head_dim → v_dim) in place of z; A_log per head and
+// dt_bias per channel; the same convs (no bias), gated RMSNorm (sigmoid) and o_proj.
 struct GdnSpec {
   int qk_heads = 0;
   int v_heads = 0;
@@ -128,10 +135,18 @@ struct GdnSpec {
   int v_head_dim = 0;
   int conv_kernel = 0;
   int chunk = 0;
+  bool kda = false;
   int64_t qk_dim() const { return int64_t{qk_heads} * qk_head_dim; }
   int64_t v_dim() const { return int64_t{v_heads} * v_head_dim; }
   int64_t conv_channels() const { return 2 * qk_dim() + v_dim(); }
-  int64_t in_proj_width() const { return 2 * qk_dim() + 2 * v_dim() + 2 * int64_t{v_heads}; }
+  // The GEMMs from the hidden state: GDN's fused in_proj [q, k, v, z, β, α]; KDA's q, k, v,
+  // f_a, g_a (head_dim each) and b.
+  int64_t in_proj_width() const {
+    return kda ? 2 * qk_dim() + v_dim() + 2 * int64_t{v_head_dim} + v_heads
+               : 2 * qk_dim() + 2 * v_dim() + 2 * int64_t{v_heads};
+  }
+  // KDA's low-rank up projections f_b (head_dim → qk_dim) and g_b (head_dim → v_dim): weights.
+  int64_t low_rank_up() const { return kda ? int64_t{v_head_dim} * (qk_dim() + v_dim()) : 0; }
 };
 
 // A published feature the struct cannot express, kept so reports can say what is left out.
@@ -209,7 +224,8 @@ double ssd_scan_flops_per_token(const MambaSpec& s);
 double megatron_mamba_flops_per_token(const ModelSpec& m);
 
 // Gated DeltaNet mixer parameters of one layer (in/out projections, conv weight, A_log,
-// dt_bias, the gated norm's weight); the pre-norm is LayerParams::norms.
+// dt_bias, the gated norm's weight; KDA: its low-rank f / g up projections and per-channel
+// dt_bias); the pre-norm is LayerParams::norms.
 int64_t gdn_params(const ModelSpec& m);
 // Chunked gated delta rule, forward, per token (all v heads), as the FLA chunk kernels run it:
 // per head 6·dk·dv (state pass and output from the state) + 1.5·C·(dk + dv) (intra-chunk
@@ -220,6 +236,8 @@ double gdn_chunk_flops_per_token(const GdnSpec& s);
 double gdn_forward_flops_per_token(const ModelSpec& m);
 // Megatron's model-FLOP term of one GDN layer, forward, per token (Megatron-Bridge
 // flop_utils.py gdn_layer_flops): 2·[h·(2q + 2v + 2·Hv) + K·(2q + v) + 4·Hv·dv² + h·v].
+// KDA (no Megatron term): the same form over its projections, 2·[h·in_proj_width +
+// low_rank_up + K·(2q + v) + 4·Hv·dv² + h·v].
 double megatron_gdn_flops_per_token(const ModelSpec& m);
 
 // DeepSeek sparse attention: the lightning indexer's parameters of one layer (wq_b from the

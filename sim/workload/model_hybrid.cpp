@@ -131,10 +131,11 @@ int64_t gdn_params(const ModelSpec& m) {
   const int64_t h = m.hidden;
   const int64_t in_proj = h * s.in_proj_width();
   const int64_t conv = s.conv_channels() * s.conv_kernel;  // depthwise, no bias (MCore default)
-  const int64_t per_head = 2 * int64_t{s.v_heads};         // A_log, dt_bias
-  const int64_t norm = s.v_head_dim;                       // gated RMSNorm, shared by the heads
+  // A_log and dt_bias per head (GDN); KDA: A_log per head, dt_bias per channel of the decay.
+  const int64_t per_head = s.kda ? s.v_heads + s.qk_dim() : 2 * int64_t{s.v_heads};
+  const int64_t norm = s.v_head_dim;  // gated RMSNorm, shared by the heads
   const int64_t out_proj = s.v_dim() * h;
-  return in_proj + conv + per_head + norm + out_proj;
+  return in_proj + s.low_rank_up() + conv + per_head + norm + out_proj;
 }
 
 double gdn_chunk_flops_per_token(const GdnSpec& s) {
@@ -145,7 +146,8 @@ double gdn_chunk_flops_per_token(const GdnSpec& s) {
 double gdn_forward_flops_per_token(const ModelSpec& m) {
   const GdnSpec& s = m.gdn;
   const double h = static_cast<double>(m.hidden);
-  const double proj = 2.0 * h * static_cast<double>(s.in_proj_width() + s.v_dim());
+  const double proj = 2.0 * h * static_cast<double>(s.in_proj_width() + s.v_dim()) +
+                      2.0 * static_cast<double>(s.low_rank_up());
   const double conv = 2.0 * s.conv_kernel * static_cast<double>(s.conv_channels());
   return proj + conv + gdn_chunk_flops_per_token(s);
 }
@@ -155,7 +157,8 @@ double megatron_gdn_flops_per_token(const ModelSpec& m) {
   const double h = static_cast<double>(m.hidden);
   const double q = static_cast<double>(s.qk_dim()), v = static_cast<double>(s.v_dim());
   const double dv = s.v_head_dim;
-  return 2.0 * (h * (2.0 * q + 2.0 * v + 2.0 * s.v_heads) + s.conv_kernel * (2.0 * q + v) +
+  const double in_w = static_cast<double>(s.in_proj_width());  // GDN: 2q + 2v + 2·Hv
+  return 2.0 * (h * in_w + static_cast<double>(s.low_rank_up()) + s.conv_kernel * (2.0 * q + v) +
                 4.0 * s.v_heads * dv * dv + h * v);
 }
 

@@ -220,6 +220,13 @@ void fill_memory_and_warnings(const StepInput& in, const Topology& topo,
     bool fallback = false;
     res->compute_sources.push_back(compute.gdn_source(&fallback));
     if (fallback) res->warnings.push_back(res->compute_sources.back());
+    if (in.model.gdn.kda) {  // documented fallback: docs/models.md "Kimi Delta Attention"
+      res->compute_sources.push_back(
+          "Kimi Delta Attention: no chunk_kda rows in calibration/kernels/ssm.csv; FLA's "
+          "chunk_kda timed as the Gated DeltaNet chunk kernel of the same shape (the per-channel "
+          "decay not costed)");
+      res->warnings.push_back(res->compute_sources.back());
+    }
   }
   if (is_sparse_attention(in.model)) {
     bool fallback = false;

@@ -34,6 +34,10 @@ void check_gdn_dsa_parallel(const ModelSpec& m, const ParallelConfig& p, const F
       fail(par + "/tp", "tp = " + std::to_string(p.tp) + " must divide the model's " +
                             std::to_string(m.gdn.qk_heads) + " Gated DeltaNet key heads and its " +
                             std::to_string(m.gdn.v_heads) + " value heads");
+    if (m.gdn.kda && p.tp > 1)
+      fail(par + "/tp",
+           "tensor parallelism with Kimi Delta Attention layers is not modelled (Megatron-Core "
+           "has no KDA layer to follow for its low-rank gate projections; use tp = 1)");
     if (p.cp > 1)
       fail(par + "/cp",
            "context parallelism with Gated DeltaNet layers is not supported by Megatron-Core's "

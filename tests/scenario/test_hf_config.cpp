@@ -351,6 +351,55 @@ TEST_CASE("bad Nemotron 3 LatentMoE / MTP / layers_block_type keys name the key"
                                     "num_hidden_layers (100)"));
 }
 
+TEST_CASE("Kimi Linear config.json (KDA + MLA) equals the zoo definition") {
+  const ModelSpec a = fixture("kimi-linear-48b-a3b").model;
+  const ModelSpec z = load_model("kimi-linear-48b-a3b", kRoot);
+  CHECK(block_pattern_text(a.blocks) == block_pattern_text(z.blocks));
+  CHECK(a.layers == 54);
+  CHECK(a.gdn.kda);
+  CHECK(a.gdn.qk_heads == z.gdn.qk_heads);
+  CHECK(a.gdn.v_head_dim == z.gdn.v_head_dim);
+  CHECK(a.gdn.conv_kernel == z.gdn.conv_kernel);
+  CHECK(a.gdn.chunk == z.gdn.chunk);
+  CHECK(a.attention.kind == AttentionKind::kMla);
+  CHECK(a.attention.q_lora_rank == 0);
+  CHECK(a.attention.kv_lora_rank == z.attention.kv_lora_rank);
+  CHECK(a.moe.experts == z.moe.experts);
+  CHECK(a.moe.top_k == z.moe.top_k);
+  CHECK(a.moe.shared_expert_ffn == z.moe.shared_expert_ffn);
+  CHECK(a.ffn == z.ffn);
+  CHECK(a.mtp_layers == z.mtp_layers);
+  CHECK(total_params(a) == total_params(z));
+  CHECK(active_params(a) == active_params(z));
+  CHECK(model_flops_per_token(a, 4096) == Approx(model_flops_per_token(z, 4096)));
+  // Published 48B is the name (the routed experts alone are 47.1B): 49.12B counted.
+  CHECK(static_cast<double>(total_params(a)) == Approx(48e9).epsilon(0.03));
+}
+
+TEST_CASE("bad Kimi Linear config.json files name the key") {
+  const std::string good = read_text_file(kDir + "kimi-linear-48b-a3b.json");
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    const size_t at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  CHECK_NOTHROW(text(good));
+  CHECK_THROWS_WITH(text(with("\"num_heads\": 32,", "\"num_heads\": 32, \"gate_rank\": 8,")),
+                    Catch::Contains("c.json:/linear_attn_config/gate_rank: key not understood"));
+  CHECK_THROWS_WITH(text(with("\"short_conv_kernel_size\": 4", "\"short_conv_kernel_size\": 0")),
+                    Catch::Contains("c.json:/linear_attn_config/short_conv_kernel_size"));
+  CHECK_THROWS_WITH(text(with(",\n      27\n", "\n")),
+                    Catch::Contains("c.json:/linear_attn_config/kda_layers: layer 27"));
+  CHECK_THROWS_WITH(text(with(",\n      27\n", ",\n      26\n")),
+                    Catch::Contains("c.json:/linear_attn_config/full_attn_layers: layer 26 is "
+                                    "listed twice"));
+  CHECK_THROWS_WITH(text(with("\"moe_layer_freq\": 1", "\"moe_layer_freq\": 2")),
+                    Catch::Contains("c.json:/moe_layer_freq"));
+  CHECK_THROWS_WITH(text(with("\"num_experts_per_token\": 8,", "")),
+                    Catch::Contains("c.json:/num_experts_per_token: missing required key"));
+}
+
 TEST_CASE("bad Nemotron-H config.json files name the key") {
   const std::string good = read_text_file(kDir + "nemotron-h-8b.json");
   auto with = [&](const std::string& from, const std::string& to) {

@@ -111,6 +111,7 @@ TEST_CASE("computed totals match the published parameter counts") {
       {"deepseek-v3.2-exp", 0.01},          // 671.88B vs 671B (DeepSeek-V3 + the indexers)
       {"nemotron3-super-120b-a12b", 0.01},  // 120.67B vs 120.6B (LatentMoE, MTP excluded)
       {"nemotron3-ultra-550b-a55b", 0.01},  // 549.31B vs 550B
+      {"kimi-linear-48b-a3b", 0.03},        // 49.12B named "48B" (routed experts alone 47.1B)
   };
   for (const Case& c : cases) {
     const ModelSpec m = zoo(c.id);

@@ -9,6 +9,11 @@
 // (sequence parallel) or all-reduce as an attention block. Backward: each GEMM's dgrad and
 // wgrad, the element-wise passes' backward, the chunk kernel's backward; full recompute runs
 // the forward first. Megatron's selective recompute names no part of the block.
+// Kimi Delta Attention (gdn.kda; tp = 1, step_check.h): the GEMMs from the hidden state (q, k, v,
+// f_a, g_a, b) as one linear, the low-rank up projections f_b, g_b as another, no repeat of q, k
+// (one head count), the per-channel decay gate (fp32) in place of the per-head g, FLA's chunk_kda
+// timed at the Gated DeltaNet chunk kernel's rate for its shape (no KDA rows: the fallback
+// step.cpp reports), the sigmoid-gated norm, o_proj.
 #include "workload/internal/gated_deltanet_layer.h"
 
 #include <algorithm>
@@ -42,11 +47,16 @@ class GdnBuilder : public MixerBuilder {
     mem(Tsp_ * h_ * 2.0 * pass_r);                   // pre-norm
     const Time in_proj = linear(T_, in_w, h_, bwd);
     if (!bwd) ag(in_proj);
+    if (s.kda) linear(T_, qk + v, s.v_head_dim, bwd);  // f_b, g_b (low-rank up projections)
     const double conv_flops = 2.0 * s.conv_kernel * T_ * conv;
     b_.kernel(c_.memory_bound(T_ * conv * 2.0 * pass_r), conv_flops * (bwd ? 2 : 1));
-    mem(T_ * 2.0 * qk * 2.0 * pass_r);                // L2 norm of q and k
-    mem(T_ * (2.0 * qk + rep_qk) * 2.0);              // repeat_interleave to the v heads
-    mem(T_ * hv * (2.0 + 2.0 + 4.0 + 4.0) * pass_r);  // g and β from α, β (fp32 g)
+    mem(T_ * 2.0 * qk * 2.0 * pass_r);  // L2 norm of q and k
+    if (s.kda) {
+      mem(T_ * qk * (2.0 + 4.0) * pass_r + T_ * hv * (2.0 + 4.0) * pass_r);  // decay gate, β
+    } else {
+      mem(T_ * (2.0 * qk + rep_qk) * 2.0);              // repeat_interleave to the v heads
+      mem(T_ * hv * (2.0 + 2.0 + 4.0 + 4.0) * pass_r);  // g and β from α, β (fp32 g)
+    }
     GdnShape sh;
     sh.batch = p_.micro_batch;
     sh.seq = p_.seq_len / p_.cp;
