@@ -85,9 +85,11 @@ class Planner {
 
   // A GPU→GPU flow; NVLink-only flows are inflated by 1/eta (copy-kernel efficiency).
   void flow(int src, int dst, double bytes, double eta) {
-    const Route r = topo_.route(src, dst, rng_.next_u64());
+    topo_.route_shape(src, dst, rng_.next_u64(), &shape_);
     if (topo_.domain_of(src) == topo_.domain_of(dst)) bytes /= eta;
-    emit(r, bytes);
+    ++plan_->flow_count;
+    plan_->paths.split(topo_, shape_, &segs_);
+    emit_segments(shape_.latency, bytes);
   }
   // A flow leaving src's domain through the NIC of `proxy` (same domain), PXN-style.
   void flow_via(int src, int proxy, int dst, double bytes) {
@@ -189,6 +191,7 @@ class Planner {
 
   void all_to_all(double size, const std::vector<int>& ranks, const Groups& g) {
     const int n = static_cast<int>(ranks.size());
+    reserve(static_cast<size_t>(n) * (n - 1), g.by_domain.size() > 1);
     for (int i = 0; i < n; ++i) {
       for (int j = 0; j < n; ++j) {
         if (i != j) flow(ranks[i], ranks[j], size / n, p_.eta_a2a);
@@ -200,6 +203,12 @@ class Planner {
 
   void all_to_allv(const std::vector<int>& ranks, const std::vector<std::vector<double>>& bytes) {
     const size_t n = ranks.size();
+    size_t pairs = 0;
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < n; ++j)
+        pairs += i != j && bytes[i][j] > 0 ? 1 : 0;
+    }
+    reserve(pairs, true);
     bool inter = false;
     for (size_t i = 0; i < n; ++i) {
       for (size_t j = 0; j < n; ++j) {
@@ -222,13 +231,17 @@ class Planner {
  private:
   void emit(const Route& r, double bytes) {
     ++plan_->flow_count;
+    plan_->paths.split(r, &segs_);
+    emit_segments(r.latency, bytes);
+  }
+  // A flow of `bytes` over the route segs_ (merged with an identical one when merge_).
+  void emit_segments(Time latency, double bytes) {
     PathTable& t = plan_->paths;
-    t.split(r, &segs_);
     if (!merge_) {
-      plan_->flows.push_back(PlanFlow{t.add_route(segs_, r.latency), 1, bytes});
+      plan_->flows.push_back(PlanFlow{t.add_route(segs_, latency), 1, bytes});
       return;
     }
-    uint64_t h = std::bit_cast<uint64_t>(bytes) ^ static_cast<uint64_t>(r.latency.ps()) * 31;
+    uint64_t h = std::bit_cast<uint64_t>(bytes) ^ static_cast<uint64_t>(latency.ps()) * 31;
     for (uint32_t s : segs_)
       h = (h ^ s) * 0x100000001b3ULL;
     auto [it, fresh] = merged_.try_emplace(h, static_cast<uint32_t>(plan_->flows.size()));
@@ -236,19 +249,27 @@ class Planner {
          i = merge_next_[i]) {
       PlanFlow& f = plan_->flows[i];
       const auto other = t.route_segments(f.route);
-      if (f.bytes == bytes && t.route_latency(f.route) == r.latency &&
+      if (f.bytes == bytes && t.route_latency(f.route) == latency &&
           std::equal(other.begin(), other.end(), segs_.begin(), segs_.end())) {
         ++f.count;
         return;
       }
     }
     const uint32_t id = static_cast<uint32_t>(plan_->flows.size());
-    plan_->flows.push_back(PlanFlow{t.add_route(segs_, r.latency), 1, bytes});
+    plan_->flows.push_back(PlanFlow{t.add_route(segs_, latency), 1, bytes});
     merge_next_.push_back(PathTable::kNone);
     if (!fresh) {  // chain behind the first flow with this hash
       merge_next_[id] = merge_next_[it->second];
       merge_next_[it->second] = id;
     }
+  }
+
+  // Room for `flows` unmerged flows (an all-to-all: every pair its own route), each of up to
+  // five segments per NIC path when `network` (two inside an NVLink domain).
+  void reserve(size_t flows, bool network) {
+    plan_->flows.reserve(plan_->flows.size() + flows);
+    const size_t nics = static_cast<size_t>(std::max(1, topo_.system().nics.nics_per_gpu));
+    plan_->paths.reserve(flows, network ? 5 * nics : 2);
   }
 
   const Topology& topo_;
@@ -257,6 +278,7 @@ class Planner {
   Rng rng_;
   bool merge_;
   std::vector<uint32_t> segs_;
+  RouteShape shape_;
   std::unordered_map<uint64_t, uint32_t> merged_;  // route hash → first plan flow with it
   std::vector<uint32_t> merge_next_;               // next plan flow with the same hash
 };

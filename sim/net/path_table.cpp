@@ -152,6 +152,73 @@ void PathTable::split(const Route& route, std::vector<uint32_t>* segments) {
   }
 }
 
+// A fabric run of a route shape: every run with the same leaves, planes and weight has the same
+// hops (with all planes sprayed, the same hops rotated: one canonical segment whatever the
+// first plane), so the segment is found by that key; a new key builds the hops once.
+uint32_t PathTable::fabric_run_segment(const Topology& topo, const FabricRun& run) {
+  FLEETSIM_ASSERT(run.leaf_a >= 0 && run.leaf_a < (1 << 24) && run.leaf_b >= 0 &&
+                  run.leaf_b < (1 << 24) && run.paths > 0 && run.paths < 256 &&
+                  run.first_plane >= 0 && run.first_plane < 256);
+  const uint64_t first = run.all_planes ? 0 : static_cast<uint64_t>(run.first_plane);
+  const uint64_t key = (static_cast<uint64_t>(run.leaf_a) << 40) |
+                       (static_cast<uint64_t>(run.leaf_b) << 16) | (first << 8) |
+                       static_cast<uint64_t>(run.paths);
+  const uint64_t wbits = std::bit_cast<uint64_t>(run.weight);
+  auto slot = [&](uint64_t k, uint64_t w) -> RunEntry& {
+    const size_t mask = runs_.size() - 1;
+    uint64_t x = (k ^ (k >> 29) ^ w) * 0x9e3779b97f4a7c15ULL;
+    for (size_t i = static_cast<size_t>(x ^ (x >> 31)) & mask;; i = (i + 1) & mask) {
+      RunEntry& e = runs_[i];
+      if (e.seg == kNone || (e.key == k && e.weight_bits == w)) return e;
+    }
+  };
+  if (runs_.empty()) runs_.resize(4096);
+  if (const RunEntry& e = slot(key, wbits); e.seg != kNone) return e.seg;
+  run_hops_.clear();
+  topo.append_fabric_run(run, &run_hops_);
+  size_t lo = 0;
+  for (size_t i = 1; i < run_hops_.size(); ++i) {
+    if (run_hops_[i].link < run_hops_[lo].link) lo = i;
+  }
+  const uint32_t seg = intern(run_hops_, lo);
+  if (2 * (runs_used_ + 1) > runs_.size()) {
+    std::vector<RunEntry> old(2 * runs_.size());
+    old.swap(runs_);
+    for (const RunEntry& e : old) {
+      if (e.seg != kNone) slot(e.key, e.weight_bits) = e;
+    }
+  }
+  slot(key, wbits) = RunEntry{key, wbits, seg};
+  ++runs_used_;
+  return seg;
+}
+
+void PathTable::split(const Topology& topo, const RouteShape& shape,
+                      std::vector<uint32_t>* segments) {
+  FLEETSIM_ASSERT(!fabric_.empty());  // built over the topology's links
+  segments->clear();
+  if (shape.empty) return;
+  if (shape.nvlink) {
+    segments->push_back(segment({&shape.nv_up, 1}));
+    segments->push_back(segment({&shape.nv_down, 1}));
+    return;
+  }
+  for (const RouteLeg& leg : shape.legs) {
+    segments->push_back(segment({&leg.gpu_nic, 1}));
+    segments->push_back(segment({&leg.nic_leaf, 1}));
+    if (leg.fabric.leaf_a != leg.fabric.leaf_b)
+      segments->push_back(fabric_run_segment(topo, leg.fabric));
+    segments->push_back(segment({&leg.leaf_nic, 1}));
+    segments->push_back(segment({&leg.nic_gpu, 1}));
+  }
+}
+
+void PathTable::reserve(size_t routes, size_t segments_each) {
+  route_first_.reserve(route_first_.size() + routes);
+  route_latency_ps_.reserve(route_latency_ps_.size() + routes);
+  route_segs_.reserve(route_segs_.size() + routes * segments_each);
+}
+
 uint32_t PathTable::add_route(const Route& route) {
   std::vector<uint32_t> segs;
   split(route, &segs);
@@ -171,8 +238,10 @@ bool PathTable::adopt(PathTable&& from) {
   if (routes() != 0 || segments() != 0 || fabric_ != from.fabric_) return false;
   *this = std::move(from);
   from = PathTable();
-  recent_ = {};  // a cache for planning; not worth its memory in the network
+  recent_ = {};  // caches for planning; not worth their memory in the network
   recent_used_ = 0;
+  runs_ = {};
+  runs_used_ = 0;
   return true;
 }
 
@@ -204,7 +273,8 @@ size_t PathTable::memory_bytes() const {
   return fabric_.capacity() + single_.capacity() * 4 + hops_.capacity() * sizeof(PathHop) +
          seg_first_.capacity() * 4 + seg_next_.capacity() * 4 + by_hash_.size() * 32 +
          route_segs_.capacity() * 4 + route_first_.capacity() * 4 +
-         route_latency_ps_.capacity() * 8 + recent_.capacity() * sizeof(Recent);
+         route_latency_ps_.capacity() * 8 + recent_.capacity() * sizeof(Recent) +
+         runs_.capacity() * sizeof(RunEntry) + run_hops_.capacity() * sizeof(PathHop);
 }
 
 }  // namespace fleetsim

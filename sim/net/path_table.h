@@ -27,10 +27,17 @@ class PathTable {
   PathTable() = default;  // no fabric links: every hop is a segment of its own
   explicit PathTable(const std::vector<Link>& links);
 
+  // Room for `routes` more routes of about `segments_each` segments, without the doubling's
+  // copies (a plan about to add them).
+  void reserve(size_t routes, size_t segments_each);
   // Appends `route` split into segments; returns its id.
   uint32_t add_route(const Route& route);
   // The interned segments of `route`, without appending a route.
   void split(const Route& route, std::vector<uint32_t>* segments);
+  // The same for the route `shape` of `topo` (the links this table was built over): the
+  // segments split(topo.route(…)) gives, in the same order (so ids are handed out alike), with
+  // each fabric run looked up by its leaves and planes instead of hop by hop.
+  void split(const Topology& topo, const RouteShape& shape, std::vector<uint32_t>* segments);
   // Appends a route made of segments already in this table.
   uint32_t add_route(std::span<const uint32_t> segments, Time latency);
   // Appends route `r` of `from` (a table over the same links), interning its segments here;
@@ -84,6 +91,17 @@ class PathTable {
   size_t recent_used_ = 0;
   Recent& recent_slot(uint64_t key);
   void remember(uint64_t key, uint32_t seg, uint32_t shift);
+  uint32_t fabric_run_segment(const Topology& topo, const FabricRun& run);
+  // Fabric runs of route shapes, by (leaves, first plane, paths) and weight: open addressing
+  // like recent_.
+  struct RunEntry {
+    uint64_t key = 0;
+    uint64_t weight_bits = 0;
+    uint32_t seg = kNone;
+  };
+  std::vector<RunEntry> runs_;
+  size_t runs_used_ = 0;
+  std::vector<PathHop> run_hops_;  // scratch
 };
 
 }  // namespace fleetsim

@@ -192,17 +192,17 @@ void Topology::add_switch_links() {
 }
 
 std::vector<int> Topology::nics_of_gpu(int gpu) const {
+  std::vector<int> out;
+  for (int k = 0; k < nic_count_of_gpu(); ++k)
+    out.push_back(nic_of_gpu(gpu, k));
+  return out;
+}
+
+int Topology::nic_of_gpu(int gpu, int k) const {
   const auto& n = system_.nics;
   const int node = node_of(gpu), local = local_rank(gpu);
-  std::vector<int> out;
-  if (n.nics_per_gpu >= 1) {
-    for (int k = 0; k < n.nics_per_gpu; ++k)
-      out.push_back(node * n.per_node + local * n.nics_per_gpu + k);
-  } else {
-    out.push_back(node * n.per_node +
-                  std::min(local / std::max(1, n.gpus_per_nic), n.per_node - 1));
-  }
-  return out;
+  if (n.nics_per_gpu >= 1) return node * n.per_node + local * n.nics_per_gpu + k;
+  return node * n.per_node + std::min(local / std::max(1, n.gpus_per_nic), n.per_node - 1);
 }
 
 int Topology::pod_of_leaf(int leaf) const {
@@ -218,57 +218,77 @@ int Topology::leaf_of_nic(int nic) const {
   return group * leaves_per_group_ + within;
 }
 
-void Topology::append_fabric_hops(int src_nic, int dst_nic, uint64_t flow_hash, double weight,
-                                  Route* out) const {
-  const int la = leaf_of_nic(src_nic), lb = leaf_of_nic(dst_nic);
-  out->hops.push_back(PathHop{nic_up_[src_nic], weight});
-  if (la != lb) {
-    const int pod_a = pod_of_leaf(la), pod_b = pod_of_leaf(lb);
-    const bool via_core = fabric_.tiers >= 3 && pod_a != pod_b;
-    auto add_plane = [&](int p, double w) {
-      out->hops.push_back(PathHop{leaf_up_[la * planes_ + p], w});
-      if (via_core) {
-        out->hops.push_back(PathHop{spine_up_[pod_a * planes_ + p], w});
-        out->hops.push_back(PathHop{spine_down_[pod_b * planes_ + p], w});
-      }
-      out->hops.push_back(PathHop{leaf_down_[lb * planes_ + p], w});
-    };
-    if (fabric_.routing == Routing::kSrd) {
-      const int paths = fabric_.srd_paths > 0 ? std::min(fabric_.srd_paths, planes_) : planes_;
-      const int first = static_cast<int>(flow_hash % static_cast<uint64_t>(planes_));
-      for (int i = 0; i < paths; ++i)
-        add_plane((first + i) % planes_, weight / paths);
-    } else {
-      add_plane(static_cast<int>(flow_hash % static_cast<uint64_t>(planes_)), weight);
-    }
+FabricRun Topology::fabric_run(int src_nic, int dst_nic, uint64_t flow_hash, double weight) const {
+  FabricRun run;
+  run.leaf_a = leaf_of_nic(src_nic);
+  run.leaf_b = leaf_of_nic(dst_nic);
+  if (run.leaf_a == run.leaf_b) return run;
+  run.via_core = fabric_.tiers >= 3 && pod_of_leaf(run.leaf_a) != pod_of_leaf(run.leaf_b);
+  run.first_plane = static_cast<int>(flow_hash % static_cast<uint64_t>(planes_));
+  if (fabric_.routing == Routing::kSrd) {
+    run.paths = fabric_.srd_paths > 0 ? std::min(fabric_.srd_paths, planes_) : planes_;
   }
-  out->hops.push_back(PathHop{nic_down_[dst_nic], weight});
+  run.all_planes = run.paths == planes_;
+  run.weight = weight / run.paths;
+  return run;
+}
+
+void Topology::append_fabric_run(const FabricRun& run, std::vector<PathHop>* out) const {
+  if (run.leaf_a == run.leaf_b) return;
+  const int pod_a = pod_of_leaf(run.leaf_a), pod_b = pod_of_leaf(run.leaf_b);
+  for (int i = 0; i < run.paths; ++i) {
+    const int p = (run.first_plane + i) % planes_;
+    out->push_back(PathHop{leaf_up_[run.leaf_a * planes_ + p], run.weight});
+    if (run.via_core) {
+      out->push_back(PathHop{spine_up_[pod_a * planes_ + p], run.weight});
+      out->push_back(PathHop{spine_down_[pod_b * planes_ + p], run.weight});
+    }
+    out->push_back(PathHop{leaf_down_[run.leaf_b * planes_ + p], run.weight});
+  }
+}
+
+void Topology::route_shape(int src, int dst, uint64_t flow_hash, RouteShape* out) const {
+  out->legs.clear();
+  out->empty = src == dst;
+  out->nvlink = !out->empty && domain_of(src) == domain_of(dst);
+  out->latency = Time::zero();
+  if (out->empty) return;
+  if (out->nvlink) {
+    out->nv_up = PathHop{nvlink_up_[src], 1.0};
+    out->nv_down = PathHop{nvlink_down_[dst], 1.0};
+    out->latency = system_.scale_up.hop_latency;
+    return;
+  }
+  const int k = nic_count_of_gpu();  // both GPUs have the same number of NICs
+  const double w = 1.0 / static_cast<double>(k);
+  for (int i = 0; i < k; ++i) {
+    const int sn = nic_of_gpu(src, i), dn = nic_of_gpu(dst, i);
+    RouteLeg& leg = out->legs.emplace_back();
+    leg.gpu_nic = PathHop{gpu_nic_up_[src * nic_links_per_gpu_ + i], w};
+    leg.nic_leaf = PathHop{nic_up_[sn], w};
+    leg.fabric = fabric_run(sn, dn, flow_hash + static_cast<uint64_t>(i), w);
+    leg.leaf_nic = PathHop{nic_down_[dn], w};
+    leg.nic_gpu = PathHop{gpu_nic_down_[dst * nic_links_per_gpu_ + i], w};
+  }
+  const FabricRun& first = out->legs.front().fabric;
+  const int switches = first.leaf_a == first.leaf_b ? 1 : (first.via_core ? 5 : 3);
+  out->latency = fabric_.nic_latency + fabric_.hop_latency * switches;
 }
 
 Route Topology::route(int src, int dst, uint64_t flow_hash) const {
+  RouteShape shape;
+  route_shape(src, dst, flow_hash, &shape);
   Route r;
-  if (src == dst) return r;
-  if (domain_of(src) == domain_of(dst)) {
-    r.hops = {PathHop{nvlink_up_[src], 1.0}, PathHop{nvlink_down_[dst], 1.0}};
-    r.latency = system_.scale_up.hop_latency;
-    return r;
+  r.latency = shape.latency;
+  if (shape.nvlink) r.hops = {shape.nv_up, shape.nv_down};
+  r.hops.reserve(shape.legs.size() * (4 + 4 * static_cast<size_t>(planes_)));
+  for (const RouteLeg& leg : shape.legs) {
+    r.hops.push_back(leg.gpu_nic);
+    r.hops.push_back(leg.nic_leaf);
+    append_fabric_run(leg.fabric, &r.hops);
+    r.hops.push_back(leg.leaf_nic);
+    r.hops.push_back(leg.nic_gpu);
   }
-  const std::vector<int> sn = nics_of_gpu(src), dn = nics_of_gpu(dst);
-  const size_t k = std::min(sn.size(), dn.size());
-  const double w = 1.0 / static_cast<double>(k);
-  r.hops.reserve(k * (4 + 4 * static_cast<size_t>(planes_)));  // at most 4 fabric hops per plane
-  for (size_t i = 0; i < k; ++i) {
-    r.hops.push_back(PathHop{gpu_nic_up_[src * nic_links_per_gpu_ + i], w});
-    append_fabric_hops(sn[i], dn[i], flow_hash + i, w, &r);
-    r.hops.push_back(PathHop{gpu_nic_down_[dst * nic_links_per_gpu_ + i], w});
-  }
-  const int la = leaf_of_nic(sn[0]), lb = leaf_of_nic(dn[0]);
-  int switches = 1;
-  if (la != lb) {
-    const int pod_a = pod_of_leaf(la), pod_b = pod_of_leaf(lb);
-    switches = (fabric_.tiers >= 3 && pod_a != pod_b) ? 5 : 3;
-  }
-  r.latency = fabric_.nic_latency + fabric_.hop_latency * switches;
   return r;
 }
 

@@ -42,6 +42,35 @@ struct Route {
   Time latency;  // one-way latency: sum over one chain of hops
 };
 
+// The leaf → spine (→ core → spine) → leaf hops of one NIC path, without their list: the
+// planes first_plane, first_plane + 1, … (mod planes), `paths` of them, each carrying `weight`.
+struct FabricRun {
+  int leaf_a = 0, leaf_b = 0;  // equal: the two NICs share a leaf, no fabric hops
+  int first_plane = 0;
+  int paths = 1;
+  bool via_core = false;
+  bool all_planes = false;  // paths == planes: every first plane lists the same hops, rotated
+  double weight = 1.0;
+};
+
+// One NIC path of a route across NVLink domains: GPU → NIC → leaf, the fabric run, leaf →
+// NIC → GPU.
+struct RouteLeg {
+  PathHop gpu_nic, nic_leaf;
+  FabricRun fabric;
+  PathHop leaf_nic, nic_gpu;
+};
+
+// route() in pieces, for route tables that intern a route's shared parts without building its
+// hop list: inside one NVLink domain the two NVLink hops; across domains one leg per NIC pair.
+struct RouteShape {
+  Time latency;
+  bool empty = false;  // src == dst
+  bool nvlink = false;
+  PathHop nv_up{}, nv_down{};
+  std::vector<RouteLeg> legs;
+};
+
 class Topology {
  public:
   // `nodes` must be a multiple of the system's scale-up domain size.
@@ -76,8 +105,13 @@ class Topology {
   uint32_t gpu_to_switch(int gpu) const { return nvlink_up_[gpu]; }
   uint32_t switch_to_gpu(int gpu) const { return nvlink_down_[gpu]; }
 
-  // Route from GPU src to GPU dst. `flow_hash` selects the ECMP plane; SRD ignores it.
+  // Route from GPU src to GPU dst. `flow_hash` selects the ECMP plane, or the plane an SRD
+  // spray starts at. Built from route_shape(): the hops in leg order.
   Route route(int src_gpu, int dst_gpu, uint64_t flow_hash) const;
+  // The same route as pieces (`out` is reused: its legs keep their capacity). O(NIC pairs).
+  void route_shape(int src_gpu, int dst_gpu, uint64_t flow_hash, RouteShape* out) const;
+  // Appends the hops of `run` in route order (nothing when its two leaves are equal).
+  void append_fabric_run(const FabricRun& run, std::vector<PathHop>* out) const;
 
   std::string summary() const;
 
@@ -93,8 +127,9 @@ class Topology {
   uint32_t add_link(uint32_t from, uint32_t to, Bandwidth cap, Time lat, LinkKind kind);
   int leaf_of_nic(int nic) const;
   int pod_of_leaf(int leaf) const;
-  void append_fabric_hops(int src_nic, int dst_nic, uint64_t flow_hash, double weight,
-                          Route* out) const;
+  int nic_of_gpu(int gpu, int k) const;  // the k-th NIC of nics_of_gpu(gpu)
+  int nic_count_of_gpu() const { return system_.nics.nics_per_gpu >= 1 ? nic_links_per_gpu_ : 1; }
+  FabricRun fabric_run(int src_nic, int dst_nic, uint64_t flow_hash, double weight) const;
 
   SystemSpec system_;
   FabricSpec fabric_;

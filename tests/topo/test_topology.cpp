@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "net/path_table.h"
 #include "scenario/scenario.h"
 #include "topo/topology.h"
 
@@ -94,4 +95,46 @@ TEST_CASE("oversubscription divides leaf uplink capacity") {
   // 32 nodes × 400 Gb/s × 0.97 efficiency over the planes, halved at 2:1.
   CHECK(uplink(full) == Approx(32 * 50e9 * s.fabric.protocol_efficiency / full.planes()));
   CHECK(uplink(half) == Approx(uplink(full) / 2));
+}
+
+TEST_CASE("route shapes split into the same segments, in the same order, as their hop lists") {
+  // p5 (4 NICs per GPU, SRD over all planes), p6e NVL72 (4 NICs, racks), DGX-H100 with ECMP on
+  // three tiers (one plane per flow, core hops), p6-b200 with SRD over fewer paths than planes.
+  struct Case {
+    const char* system;
+    int nodes;
+    Routing routing;
+    int tiers;
+    int srd_paths;
+  };
+  for (const Case c : {Case{"p5.48xlarge", 8, Routing::kSrd, 2, 0},
+                       Case{"p6e-gb200-ultraserver-72", 36, Routing::kSrd, 2, 0},
+                       Case{"dgx-h100", 16, Routing::kEcmp, 3, 0},
+                       Case{"p6-b200.48xlarge", 8, Routing::kSrd, 2, 3}}) {
+    INFO(c.system);
+    const SystemSpec s = sys(c.system);
+    FabricSpec f = s.fabric;
+    f.routing = c.routing;
+    f.tiers = c.tiers;
+    f.srd_paths = c.srd_paths;
+    f.nodes_per_leaf_group = 2;
+    f.switch_radix = 8;
+    const Topology t(s, f, c.nodes);
+    PathTable by_hops(t.links()), by_shape(t.links());
+    std::vector<uint32_t> a, b;
+    RouteShape shape;
+    const int n = t.gpus();
+    for (int src = 0; src < n; src += 3) {
+      for (int dst = 0; dst < n; dst += 5) {
+        const uint64_t hash = static_cast<uint64_t>(src) * 7919 + static_cast<uint64_t>(dst);
+        const Route r = t.route(src, dst, hash);
+        t.route_shape(src, dst, hash, &shape);
+        by_hops.split(r, &a);
+        by_shape.split(t, shape, &b);
+        REQUIRE(a == b);  // same ids: the tables handed them out in the same order
+        CHECK(shape.latency == r.latency);
+      }
+    }
+    CHECK(by_hops.segments() == by_shape.segments());
+  }
 }
