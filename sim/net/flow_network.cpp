@@ -86,7 +86,13 @@ void FlowNetwork::deliver_batched(FlowObserver* observer, uint64_t tag, Time at)
   const int64_t ps = at.ps();
   for (auto it = open_deliveries_.rbegin(); it != open_deliveries_.rend(); ++it) {
     if (it->first == ps) {
-      deliveries_[it->second].more.push_back(Delivery{observer, tag});
+      DeliverySlot& slot = deliveries_[it->second];
+      Delivery& last = slot.more.empty() ? slot.first : slot.more.back();
+      if (last.observer == observer && last.tag + last.count == tag) {
+        ++last.count;
+      } else {
+        slot.more.push_back(Delivery{observer, tag});
+      }
       return;
     }
   }
@@ -99,9 +105,12 @@ void FlowNetwork::run_deliveries(Simulator& sim, uint32_t d) {
   std::vector<Delivery> more = std::move(deliveries_[d].more);
   deliveries_[d].more = {};
   free_deliveries_.push_back(d);
-  first.observer->on_flow_done(sim, first.tag);
-  for (const Delivery& del : more)
-    del.observer->on_flow_done(sim, del.tag);
+  for (uint64_t i = 0; i < first.count; ++i)
+    first.observer->on_flow_done(sim, first.tag + i);
+  for (const Delivery& del : more) {
+    for (uint64_t i = 0; i < del.count; ++i)
+      del.observer->on_flow_done(sim, del.tag + i);
+  }
 }
 
 uint32_t FlowNetwork::start_route(uint32_t route, double bytes, uint32_t count,
@@ -113,6 +122,7 @@ uint32_t FlowNetwork::start_route(uint32_t route, double bytes, uint32_t count,
   const uint32_t id = static_cast<uint32_t>(flows_.size());
   FLEETSIM_ASSERT(flows_.size() < std::numeric_limits<uint32_t>::max());
   Flow& f = flows_.emplace_back();
+  flow_mark_.push_back(kDone);
   f.remaining = bytes;
   f.last_update_ps = sim_.now().ps();
   f.observer = observer;
@@ -125,6 +135,7 @@ uint32_t FlowNetwork::start_route(uint32_t route, double bytes, uint32_t count,
     return id;
   }
   f.active = true;
+  flow_mark_[id] = 0;
   ++active_count_;
   for (uint32_t s : paths_.route_segments(route)) {
     seg_flows_[s].push_back(id);
@@ -173,7 +184,7 @@ void FlowNetwork::flush_moved() {
 void FlowNetwork::compact(uint32_t seg) {
   auto& v = seg_flows_[seg];
   if (v.size() <= 2 * static_cast<size_t>(seg_live_[seg]) + 8) return;
-  v.erase(std::remove_if(v.begin(), v.end(), [&](uint32_t id) { return !flows_[id].active; }),
+  v.erase(std::remove_if(v.begin(), v.end(), [&](uint32_t id) { return flow_mark_[id] == kDone; }),
           v.end());
 }
 
@@ -192,10 +203,31 @@ void FlowNetwork::collect_component(uint32_t stamp) {
     seg_stamp_[s] = stamp;
     comp_segs_.push_back(s);
   };
+  // Every live segment dirty (a large collective's first solve): the component is every
+  // active flow, found by a scan instead of a walk.
+  size_t dirty_live = 0;
   for (uint32_t s : dirty_segs_) {
     seg_dirty_[s] = 0;
+    dirty_live += seg_live_[s] > 0 ? 1 : 0;
     for (const PathHop& h : paths_.segment_hops(s))
       add_link(h.link);
+  }
+  const bool everything =
+      dirty_live >= 4096 && 2 * dirty_live >= seg_live_.size() &&
+      dirty_live == static_cast<size_t>(std::count_if(seg_live_.begin(), seg_live_.end(),
+                                                      [](uint32_t n) { return n > 0; }));
+  if (everything) {
+    for (uint32_t s : dirty_segs_) {
+      add_seg(s);
+      compact(s);
+    }
+    dirty_segs_.clear();
+    for (uint32_t id = 0; id < flow_mark_.size(); ++id) {
+      if (flow_mark_[id] == kDone) continue;
+      flow_mark_[id] = stamp;
+      comp_flows_.push_back(id);
+    }
+    return;
   }
   dirty_segs_.clear();
   size_t li = 0, si = 0;
@@ -210,14 +242,25 @@ void FlowNetwork::collect_component(uint32_t stamp) {
       for (const PathHop& h : paths_.segment_hops(s))
         add_link(h.link);
       for (uint32_t id : seg_flows_[s]) {
-        Flow& f = flows_[id];
-        if (!f.active || f.stamp == stamp) continue;
-        f.stamp = stamp;
+        uint32_t& mark = flow_mark_[id];
+        if (mark == kDone || mark == stamp) continue;
+        mark = stamp;
         comp_flows_.push_back(id);
-        for (uint32_t s2 : paths_.route_segments(f.route))
+        for (uint32_t s2 : paths_.route_segments(flows_[id].route))
           add_seg(s2);
       }
     }
+  }
+  // In id order, so the passes over the component's flows read memory in order (their results
+  // do not depend on the order: sums of counts, per-flow updates, completions sorted later).
+  if (comp_flows_.size() < 4096) return;
+  if (comp_flows_.size() * 16 < flows_.size()) {
+    std::sort(comp_flows_.begin(), comp_flows_.end());
+    return;
+  }
+  comp_flows_.clear();
+  for (uint32_t id = 0; id < flow_mark_.size(); ++id) {
+    if (flow_mark_[id] == stamp) comp_flows_.push_back(id);
   }
 }
 
@@ -254,12 +297,16 @@ void FlowNetwork::fill(uint32_t stamp) {
       if (std::max(rem_cap_[l], 0.0) / weight_sum_[l] <= best * (1.0 + 1e-9))
         bottlenecks_.push_back(l);
     }
+    // Link order, so the frozen flows' updates (floating-point sums) do not depend on the
+    // order in which the component was found.
+    std::sort(bottlenecks_.begin(), bottlenecks_.end());
     for (uint32_t l : bottlenecks_) {
       for (const SegUse& u : link_segs_[l]) {
         if (seg_stamp_[u.seg] != stamp || seg_w_[u.seg] - seg_delta_[u.seg] < 0.5) continue;
         for (uint32_t id : seg_flows_[u.seg]) {
+          if (flow_mark_[id] != stamp) continue;  // finished, or frozen already
+          flow_mark_[id] = 0;
           Flow& f = flows_[id];
-          if (!f.active || f.rate >= 0) continue;
           f.rate = best;
           --unfrozen;
           for (uint32_t s : paths_.route_segments(f.route)) {
@@ -286,6 +333,7 @@ void FlowNetwork::fill(uint32_t stamp) {
 
 void FlowNetwork::solve() {
   ++solves_;
+  FLEETSIM_ASSERT(stamp_ + 1 < kDone);
   const uint32_t stamp = ++stamp_;
   const int64_t now = sim_.now().ps();
   collect_component(stamp);
@@ -358,6 +406,7 @@ void FlowNetwork::push_bucketed(uint32_t lo, uint32_t hi) {
     const auto b = std::lower_bound(bucket_time_.begin(), bucket_time_.end(), c.time_ps);
     bucket_of_[c.flow - lo] = static_cast<uint8_t>(b - bucket_time_.begin());
   }
+  if (batch_.capacity() > 65536) batch_ = {};  // before the runs take as much again
   uint32_t run_of[16];
   for (size_t b = 0; b < bucket_time_.size(); ++b)
     run_of[b] = new_run();
@@ -466,6 +515,7 @@ void FlowNetwork::finish(uint32_t id) {
   Flow& f = flows_[id];
   settle(f, sim_.now().ps());
   f.active = false;
+  flow_mark_[id] = kDone;
   ++f.version;
   --active_count_;
   for (uint32_t s : paths_.route_segments(f.route)) {
@@ -514,7 +564,7 @@ void FlowNetwork::on_event(Simulator& sim, uint64_t tag) {
 }
 
 size_t FlowNetwork::memory_bytes() const {
-  size_t b = paths_.memory_bytes() + flows_.capacity() * sizeof(Flow) +
+  size_t b = paths_.memory_bytes() + flows_.capacity() * sizeof(Flow) + flow_mark_.capacity() * 4 +
              deliveries_.capacity() * sizeof(DeliverySlot) + batch_.capacity() * sizeof(Completion);
   for (const CompletionRun& r : runs_)
     b += r.items.capacity() * sizeof(Completion) + sizeof(r);

@@ -21,8 +21,9 @@
 // all-to-all), merged by a heap of runs, so popping a million equal completions reads memory
 // in order instead of sifting a million-entry heap.
 // Complexity per solve: O(flows × segments per flow + segment hops + levels × links) over the
-// component. Memory: ~64 bytes per flow bundle plus ~4 bytes per (flow, segment); segments are
-// shared.
+// component; a solve where every live segment is dirty (a collective's first) takes every
+// active flow without walking, and a large component's flows are read in id order. Memory:
+// ~60 bytes per flow bundle plus ~4 bytes per (flow, segment); segments are shared.
 #pragma once
 
 #include <cstdint>
@@ -90,7 +91,6 @@ class FlowNetwork final : public EventHandler {
     uint32_t route = 0;
     uint32_t count = 1;
     uint32_t version = 0;
-    uint32_t stamp = 0;
     bool active = false;
   };
   struct Completion {
@@ -106,9 +106,12 @@ class FlowNetwork final : public EventHandler {
     std::vector<Completion> items;
     size_t pos = 0;
   };
+  // Deliveries to one observer of tags tag, tag + 1, …, tag + count − 1, in that order (a
+  // collective's flows finishing in id order make one entry, not one each).
   struct Delivery {
     FlowObserver* observer;
     uint64_t tag;
+    uint64_t count = 1;
   };
   // One delivery event: the flows of one completion batch delivered at the same instant.
   struct DeliverySlot {
@@ -167,6 +170,10 @@ class FlowNetwork final : public EventHandler {
   std::vector<double> seg_moved_;  // bytes moved since the last flush (× count)
   // Per flow.
   std::vector<Flow> flows_;
+  // Per flow, apart from Flow so the component walk reads 4 bytes a flow: kDone when finished
+  // (or never active), the stamp of the last solve whose component held it, 0 before any.
+  std::vector<uint32_t> flow_mark_;
+  static constexpr uint32_t kDone = 0xffffffffu;
   size_t active_count_ = 0;
   // Scratch, reused across solves.
   std::vector<uint32_t> dirty_segs_, comp_links_, comp_segs_, comp_flows_, bottlenecks_;
