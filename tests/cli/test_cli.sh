@@ -185,6 +185,11 @@ sed 's/"rate_per_hour": 5e-6/"rate_per_hour": 2/' scenarios/run-llama3.1-405b-16
 limit run-events "gray-typo.json:/run: the Monte Carlo would process about 2.83e+10 run-level events (1.42e+08 per replica" "$bin" run "$tmp/gray-typo.json" --out "$tmp/l"
 if grep -qF "× 200 replicas); the limit is 200000000 (raise it with --max-run-events)" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL run-events limit"; cat "$tmp/err"; fi
 limit run-events-custom "the limit is 1000 (raise it with --max-run-events)" "$bin" run scenarios/run-llama3.1-405b-16k-b200.json --out "$tmp/l" --max-run-events 1000
+limit gpus "quickstart.json:/cluster/count: cluster has 64 GPUs; the limit is 8 (raise it with --max-gpus)" "$bin" run scenarios/quickstart.json --out "$tmp/l" --max-gpus 8
+# quickstart: 16 TP units × 32 micro-batches × 5 chunks × 2 (hand count in the message's formula).
+limit passes "quickstart.json:/workload/batch: the step has 5120 forward/backward passes to simulate (TP units × micro-batches per pipeline × model chunks × 2); the limit is 10 (raise it with --max-passes)" "$bin" run scenarios/quickstart.json --out "$tmp/l" --max-passes 10
+limit trace-events "quickstart.json:/workload/batch: --trace would write about 15360 trace events" "$bin" run scenarios/quickstart.json --out "$tmp/l" --trace "$tmp/t.json" --max-trace-events 100
+if grep -qF "the limit is 100 (raise it with --max-trace-events)" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL trace-events limit"; cat "$tmp/err"; fi
 limit plan-candidates "the limit is 2 (raise it with --max-candidates)" "$bin" plan scenarios/plans/llama3.1-405b-15t.json --out "$tmp/l" --max-candidates 2
 # A sweep records a refused point as invalid, with the limit's message.
 check sweep-limits 0 "$bin" sweep scenarios/sweeps/quickstart-parallelism.json --out "$tmp/sw" --progress none --max-passes 1
