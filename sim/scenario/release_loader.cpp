@@ -35,7 +35,7 @@ const std::vector<SwitchDef>& switch_defs() {
       {"recompute_modules",
        Kind::kList,
        true,
-       {"core_attn", "mlp", "mla_up_proj", "moe_act", "layernorm", "moe"}},
+       {"core_attn", "mlp", "mla_up_proj", "moe_act", "layernorm", "moe", "shared_experts"}},
       {"moe_flex_backend", Kind::kChoice, true, {"deepep", "hybridep"}},
       {"cuda_graphs", Kind::kChoice, true, {"none", "local", "scopes", "full_iteration"}},
       {"cuda_graph_scopes",

@@ -139,7 +139,7 @@ void read_recompute(const Obj& w, ParallelConfig* out) {
         if (!mods[i].is_string() || !parse_recompute_module(mods[i].get<std::string>(), &bit)) {
           r.fail(ptr,
                  "expected one of 'core_attn', 'mlp', 'mla_up_proj', 'moe_act', "
-                 "'layernorm', 'moe', got " +
+                 "'layernorm', 'moe', 'shared_experts', got " +
                      show(mods[i]));
         }
         p.recompute_modules |= bit;

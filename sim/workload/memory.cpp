@@ -224,7 +224,7 @@ int64_t backward_working(const ModelSpec& m, int layer, const ParallelConfig& p,
   MemoryOptions none = o;
   none.offload_modules = 0;
   const int64_t all = layer_activation_bytes(m, layer, q, none, Recompute::kNone);
-  q.recompute_modules = kRecomputeMlp | kRecomputeMoeAct;
+  q.recompute_modules = kRecomputeMlp | kRecomputeMoeAct | kRecomputeSharedExperts;
   // The MLP part: what recomputing the MLP (dense and shared) and the expert activation drops,
   // plus for MoE layers the routed copies' remaining tensors.
   const int64_t without_mlp = layer_activation_bytes(m, layer, q, none, Recompute::kSelective);

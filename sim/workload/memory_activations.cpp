@@ -179,7 +179,7 @@ int64_t ffn_32nds(const ModelSpec& m, const ParallelConfig& p, const MemoryOptio
     const int64_t copies_x1000 =
         static_cast<int64_t>(static_cast<double>(m.moe.top_k) * o.moe_token_factor * 1000 + 0.5);
     split += copy * copies_x1000 / 1000 +
-             (mlp_recomputed
+             (recomputed(kRecomputeSharedExperts)
                   ? 0
                   : int64_t{m.moe.shared_experts} * (fc1_out + g32) * m.moe.shared_expert_ffn) +
              32 * 4 * int64_t{m.moe.experts} + g32 * m.moe.latent;

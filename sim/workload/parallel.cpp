@@ -50,9 +50,10 @@ bool parse_recompute(const std::string& s, Recompute* out) {
 
 bool parse_recompute_module(const std::string& s, unsigned* bit) {
   static const std::pair<const char*, unsigned> kNames[] = {
-      {"core_attn", kRecomputeCoreAttn},    {"mlp", kRecomputeMlp},
-      {"mla_up_proj", kRecomputeMlaUpProj}, {"moe_act", kRecomputeMoeAct},
-      {"layernorm", kRecomputeLayernorm},   {"moe", kRecomputeMoe}};
+      {"core_attn", kRecomputeCoreAttn},          {"mlp", kRecomputeMlp},
+      {"mla_up_proj", kRecomputeMlaUpProj},       {"moe_act", kRecomputeMoeAct},
+      {"layernorm", kRecomputeLayernorm},         {"moe", kRecomputeMoe},
+      {"shared_experts", kRecomputeSharedExperts}};
   for (const auto& [name, b] : kNames) {
     if (s == name) {
       *bit = b;

@@ -13,8 +13,10 @@ namespace fleetsim {
 enum class Recompute { kNone, kSelective, kFull };
 // Megatron-LM's --recompute-modules for selective recompute (bit flags).
 enum RecomputeModule : unsigned {
-  kRecomputeCoreAttn = 1u << 0,   // core attention (Megatron's default selective recompute)
-  kRecomputeMlp = 1u << 1,        // dense MLPs and shared experts
+  kRecomputeCoreAttn = 1u << 0,  // core attention (Megatron's default selective recompute)
+  // Dense MLPs only: Megatron-Core's TransformerLayer sets recompute_mlp only where the MLP is
+  // not a MoELayer (transformer_layer.py), so MoE layers and their shared experts are untouched.
+  kRecomputeMlp = 1u << 1,
   kRecomputeMlaUpProj = 1u << 2,  // MLA q / kv up-projections
   kRecomputeMoeAct = 1u << 3,     // expert activation function
   kRecomputeLayernorm = 1u << 4,  // input / pre-MLP norms
@@ -22,6 +24,8 @@ enum RecomputeModule : unsigned {
   // only its input is kept and its forward runs again before its backward (Megatron-Core
   // moe_layer.py: moe_layer_recompute wraps custom_forward in tensor_parallel.checkpoint).
   kRecomputeMoe = 1u << 5,
+  // The shared experts of MoE layers (Megatron-Core moe_layer.py shared_experts_recompute).
+  kRecomputeSharedExperts = 1u << 6,
 };
 // Parses one module name ("core_attn", "mlp", "mla_up_proj", "moe_act", "layernorm").
 bool parse_recompute_module(const std::string& s, unsigned* bit);

@@ -241,6 +241,17 @@ TEST_CASE("selective recompute modules drop what they recompute") {
   p.recompute_modules = kRecomputeCoreAttn | kRecomputeMlaUpProj;
   CHECK(moe_base - layer_activation_bytes(d, 10, p, o, Recompute::kSelective) ==
         (int64_t{2} * 128 * 192 * 2 + int64_t{2} * 128 * 128) * 4096);
+  // `mlp` leaves MoE layers alone (Megatron-Core transformer_layer.py sets recompute_mlp only
+  // where the MLP is not a MoELayer); `shared_experts` drops the shared expert's fc1 output
+  // (gated, 4 B per width) and activation output (2 B): 6 · 2048 B per token.
+  p.recompute_modules = kRecomputeCoreAttn | kRecomputeMlp;
+  CHECK(layer_activation_bytes(d, 10, p, o, Recompute::kSelective) == moe_base);
+  p.recompute_modules = kRecomputeCoreAttn | kRecomputeSharedExperts;
+  CHECK(moe_base - layer_activation_bytes(d, 10, p, o, Recompute::kSelective) ==
+        int64_t{6} * 2048 * 4096);
+  unsigned bit = 0;
+  REQUIRE(parse_recompute_module("shared_experts", &bit));
+  CHECK(bit == kRecomputeSharedExperts);
 }
 
 TEST_CASE("interleaved schedule: passes per chunk and the peak's moment") {

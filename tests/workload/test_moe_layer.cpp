@@ -192,3 +192,23 @@ TEST_CASE("recompute of the whole MoE layer replays its forward before the backw
   CHECK(extra >= experts * (1 - 1e-9));
   CHECK(extra <= (experts + router) * (1 + 1e-9));
 }
+
+TEST_CASE("mlp recompute skips MoE layers, shared_experts replays the shared expert") {
+  // DeepSeek-V3 layer 10 (MoE, one shared expert): Megatron-Core's "mlp" module recomputes
+  // dense MLPs only (transformer_layer.py), "shared_experts" the shared expert (moe_layer.py).
+  Setup s;
+  s.model = load_model("deepseek-v3", kRoot);
+  s.par.recompute = Recompute::kSelective;
+  s.par.recompute_modules = kRecomputeCoreAttn;
+  ModelSpec m = s.model;
+  auto kernels = [&](unsigned modules) {
+    s.par.recompute_modules = modules;
+    LayerCostModel lc(m, s.par, s.fw, s.compute,
+                      [](Dim, CollOp, double) { return Time::from_us(10); });
+    return lc.layer(10, true).kernels;
+  };
+  const int base = kernels(kRecomputeCoreAttn);
+  CHECK(kernels(kRecomputeCoreAttn | kRecomputeMlp) == base);
+  // The shared expert's forward again: fc1, the activation, fc2 (three kernels in BF16).
+  CHECK(kernels(kRecomputeCoreAttn | kRecomputeSharedExperts) == base + 3);
+}

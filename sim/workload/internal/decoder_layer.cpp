@@ -38,7 +38,9 @@ class LayerBuilder {
   Time mla_projections(bool bwd);
   Time core_attention(bool backward) const;
   void cp_exchange(Time at, bool bwd);
-  std::pair<Time, Time> dense_mlp(double ffn, bool bwd, double rows);
+  // `module`: the recompute module that rebuilds it (mlp for dense layers, shared_experts).
+  std::pair<Time, Time> dense_mlp(double ffn, bool bwd, double rows,
+                                  unsigned module = kRecomputeMlp);
   void mlp_block(bool bwd);
   void moe_block(bool bwd);
 
@@ -310,10 +312,10 @@ void LayerBuilder::cp_exchange(Time at, bool bwd) {
           bwd ? "attention backward" : "attention forward");
 }
 
-std::pair<Time, Time> LayerBuilder::dense_mlp(double ffn, bool bwd, double rows) {
+std::pair<Time, Time> LayerBuilder::dense_mlp(double ffn, bool bwd, double rows, unsigned module) {
   const double f = ffn / tp_;
   const double up = (m_.mlp == MlpKind::kGated ? 2.0 : 1.0) * f;
-  if (bwd && recompute(kRecomputeMlp)) {  // the MLP's forward again before its backward
+  if (bwd && recompute(module)) {  // the MLP's forward again before its backward
     linear(rows, up, h_, false, kLoraFc1);
     mem(rows * f * 2.0 * 3.0);
     linear(rows, h_, f, false, kLoraFc2);
@@ -363,7 +365,7 @@ void LayerBuilder::moe_block(bool bwd) {
   build_moe_experts(in, bwd, b_);
   if (mo.shared_experts > 0) {
     dense_mlp(static_cast<double>(mo.shared_expert_ffn) * mo.shared_experts, bwd,
-              static_cast<double>(T_));
+              static_cast<double>(T_), kRecomputeSharedExperts);
   }
   if (sp_ && !bwd) rs(Time::zero());
   if (sp_ && bwd) {
