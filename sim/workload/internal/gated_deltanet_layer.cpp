@@ -68,21 +68,8 @@ class GdnBuilder : public MixerBuilder {
     // chunk_scaled_dot_kkt, solve_tril, recompute_w_u, chunk_fwd_h, chunk_fwd_o) and about
     // twice as many backward; the measured time is spread over them (each an eager launch).
     const double chunk_flops = T_ * gdn_chunk_flops_per_token(s) / tp;
-    const int parts = bwd ? 12 : 6;
-    const Time ch = c_.gdn_chunk(sh, bwd);
-    for (int i = 0; i < parts; ++i)
-      b_.kernel(Time::from_ps(ch.ps() / parts), chunk_flops * (bwd ? 2.0 : 1.0) / parts);
-    mem(T_ * v * 2.0 * (bwd ? 5.0 : 3.0));  // gated RMSNorm: o, z in, out (bwd + do, dz)
-    const Time out_proj = linear(T_, h_, v, bwd);
-    if (!bwd) rs(out_proj);
-    if (bwd) {
-      // As the attention block: RS of the input gradient, AG before out_proj's dgrad, and the
-      // AG re-gathering the sequence-parallel input for in_proj's weight gradient.
-      rs(in_proj);
-      ag(out_proj);
-      ag(in_proj);
-    }
-    mem(Tsp_ * h_ * 2.0 * 3.0);  // residual add
+    spread(c_.gdn_chunk(sh, bwd), chunk_flops * (bwd ? 2.0 : 1.0), bwd ? 12 : 6);
+    norm_out_proj_residual(v, in_proj, bwd);  // gated RMSNorm over o, z
   }
 };
 

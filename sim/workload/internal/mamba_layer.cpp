@@ -54,21 +54,8 @@ class MambaBuilder : public MixerBuilder {
     // then the dstates, state-passing, dx, dC, dB, dCB, ddA and cumsum gradients); the time is
     // spread over them (each a Triton launch from Python: one eager op's host cost).
     const double ssd_flops = T_ * ssd_scan_flops_per_token(s) / tp;
-    const int parts = bwd ? 14 : 5;
-    const Time ssd = c_.ssd_scan(sh, bwd);
-    for (int i = 0; i < parts; ++i)
-      b_.kernel(Time::from_ps(ssd.ps() / parts), ssd_flops * (bwd ? 2.0 : 1.0) / parts);
-    mem(T_ * d * 2.0 * (bwd ? 5.0 : 3.0));  // gated RMSNorm: y, z in, out (bwd + dy, dz)
-    const Time out_proj = linear(T_, h_, d, bwd);
-    if (!bwd) rs(out_proj);
-    if (bwd) {
-      // As the attention block: RS of the input gradient, AG before out_proj's dgrad, and the
-      // AG re-gathering the sequence-parallel input for in_proj's weight gradient.
-      rs(in_proj);
-      ag(out_proj);
-      ag(in_proj);
-    }
-    mem(Tsp_ * h_ * 2.0 * 3.0);  // residual add
+    spread(c_.ssd_scan(sh, bwd), ssd_flops * (bwd ? 2.0 : 1.0), bwd ? 14 : 5);
+    norm_out_proj_residual(d, in_proj, bwd);  // gated RMSNorm over y, z
     b_.end_graph();
   }
 };

@@ -82,6 +82,28 @@ class MixerBuilder {
   void rs(Time hide) {
     if (p_.tp > 1) tp(sp_ ? CollOp::kReduceScatter : CollOp::kAllReduce, hide);
   }
+  // A chunked kernel's measured time and FLOPs spread evenly over the Triton launches it makes
+  // (each an eager launch from Python).
+  void spread(Time t, double flops, int parts) {
+    for (int i = 0; i < parts; ++i)
+      b_.kernel(Time::from_ps(t.ps() / parts), flops / parts);
+  }
+  // The mixer's tail, after its chunked kernel: the gated RMSNorm over `width` values per token
+  // (forward y|o and z in, out; backward also their gradients), the out-projection, the TP
+  // collectives as the attention block's (backward: RS of the input gradient, AG before
+  // out_proj's dgrad, AG re-gathering the sequence-parallel input for in_proj's weight
+  // gradient) and the residual add.
+  void norm_out_proj_residual(double width, Time in_proj, bool bwd) {
+    mem(T_ * width * 2.0 * (bwd ? 5.0 : 3.0));
+    const Time out_proj = linear(T_, h_, width, bwd);
+    if (!bwd) rs(out_proj);
+    if (bwd) {
+      rs(in_proj);
+      ag(out_proj);
+      ag(in_proj);
+    }
+    mem(Tsp_ * h_ * 2.0 * 3.0);
+  }
 
   const ModelSpec& m_;
   const ParallelConfig& p_;
