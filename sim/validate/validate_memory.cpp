@@ -134,6 +134,7 @@ MemoryOptions recipe_memory_options(const ModelSpec& m, const ParallelConfig& p,
 std::string memory_row_source(const std::string& url) {
   if (has(url, "SimuMax")) return "SimuMax (Megatron-LM, B200)";
   if (has(url, "Megatron-LM")) return "Megatron-LM CI";
+  if (has(url, "Megatron-Bridge")) return "Megatron-Bridge";
   if (has(url, "torchtitan")) return "torchtitan";
   if (has(url, "pytorch/ao")) return "torchao";
   if (has(url, "torchtune")) return "torchtune";
@@ -246,9 +247,12 @@ bool predict_memory_row(const std::map<std::string, std::string>& f, const std::
     return false;
   }
 
-  MemoryOptions o;
+  // recipe=megatron-bridge-perf: a run of Megatron-Bridge's performance recipes starts from
+  // their memory options (bf16 main gradients, TE cross entropy, expandable segments).
+  MemoryOptions o =
+      has(notes, "recipe=megatron-bridge-perf") ? megatron_bridge_perf_options() : MemoryOptions{};
   if (has(notes, "attention_backend=unfused")) o.flash_attention = false;
-  o.expandable_segments = has(notes, "expandable_segments:True");
+  o.expandable_segments = o.expandable_segments || has(notes, "expandable_segments:True");
   if (has(notes, "grad_reduce_in_fp32=false")) o.grad_bytes = 2;
   // Which rank the source reports.
   int stage = -1;  // the most loaded

@@ -14,7 +14,9 @@
 // models with fewer decoder layers), dense_layers=N, num_experts=N, mtp=none /
 // mtp_num_layers=N, the rank the source reports (rank=pp stage K, last stage / last global
 // rank, or the maximum over all ranks), framework=..., expandable_segments,
-// attention_backend=unfused, grad_accum_fp32 / grad_reduce_in_fp32, moe capacity factor.
+// attention_backend=unfused, grad_accum_fp32 / grad_reduce_in_fp32, moe capacity factor,
+// recipe=megatron-bridge-perf (start from megatron_bridge_perf_options(): a run of
+// Megatron-Bridge's performance recipes).
 #pragma once
 
 #include <map>

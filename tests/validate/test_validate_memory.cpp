@@ -85,6 +85,47 @@ TEST_CASE("memory rows: the stated configuration, layer override and statistic")
   CHECK(why.find("data-parallel size not stated") != std::string::npos);
 }
 
+TEST_CASE("memory rows: recipe=megatron-bridge-perf starts from the recipes' options") {
+  // Megatron-Bridge's Qwen3-30B-A3B run on 16 H100 (validation/memory-measured.csv): the row's
+  // prediction is the estimator's with megatron_bridge_perf_options(), which differ from
+  // Megatron-LM's defaults by bf16 main gradients (2 B instead of 4 per parameter).
+  std::map<std::string, std::string> f = {
+      {"source_url", "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/x/SKILL.md"},
+      {"hardware", "H100 SXM 80GB"},
+      {"num_gpus", "16"},
+      {"model", "Qwen3-30B-A3B"},
+      {"precision", "bf16"},
+      {"seq_len", "4096"},
+      {"gbs", "1024"},
+      {"mbs", "1"},
+      {"tp", "1"},
+      {"pp", "1"},
+      {"cp", "1"},
+      {"vp", "1"},
+      {"ep", "16"},
+      {"etp", "1"},
+      {"dp", "16"},
+      {"recompute", "none"},
+      {"metric_name", "peak_allocated_gib"},
+      {"notes", "framework=Megatron-Bridge; recipe=megatron-bridge-perf; rank=pp stage 0"}};
+  const ModelSpec m = load_model("qwen3-30b-a3b", kDir);
+  ParallelConfig p;
+  p.ep = 16;
+  p.dp = 16;
+  p.seq_len = 4096;
+  p.global_batch = 1024;
+  const int64_t hbm = static_cast<int64_t>(79.11 * (1 << 30));
+  const MemoryBreakdown want = estimate_memory_stage(m, p, hbm, megatron_bridge_perf_options(), 0);
+  const MemoryBreakdown lm = estimate_memory_stage(m, p, hbm, MemoryOptions{}, 0);
+  ValidationRow v = row_of(f);
+  std::string why;
+  REQUIRE(predict_memory_row(f, kDir, &v, &why));
+  const double gib = 1024.0 * 1024 * 1024;
+  CHECK(v.predicted == Approx(static_cast<double>(want.total) / gib).epsilon(1e-12));
+  CHECK(lm.gradients == 2 * want.gradients);
+  CHECK(memory_row_source(f["source_url"]) == "Megatron-Bridge");
+}
+
 TEST_CASE("memory rows: MAPE against validation/memory-measured.csv") {
   const std::string path = kDir + "/validation/memory-measured.csv";
   const CsvTable t = parse_csv(read_text_file(path), path);
@@ -110,8 +151,9 @@ TEST_CASE("memory rows: MAPE against validation/memory-measured.csv") {
       ++n_alloc;
     }
   }
-  // SimuMax: 20 allocated rows; SimuMax + torchao: 21 reserved rows (docs/memory.md).
-  CHECK(n_alloc == 20);
+  // SimuMax + Megatron-Bridge's Qwen3-30B-A3B skill run: 21 allocated rows; SimuMax + torchao:
+  // 21 reserved rows (docs/memory.md).
+  CHECK(n_alloc == 21);
   CHECK(n_res == 21);
   CHECK(abs_alloc / n_alloc <= 10.0);
   CHECK(abs_res / n_res <= 15.0);
