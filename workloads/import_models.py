@@ -418,6 +418,30 @@ def interpret_hybrid(row, vocab_row):
     return out, unmodelled, notes
 
 
+def two_block_model(row, layers, ffn, att, moe, blocks, gdn):
+    """The model of a linear-attention MoE row whose layers are written as two blocks each
+    (interpret_gdn, interpret_kda): SwiGLU MLPs, one RMSNorm per block, no biases, no learned
+    positions; the other numbers from the row's columns, the typed parts as the caller built
+    them."""
+    return {
+        "layers": 2 * layers,
+        "hidden": to_int(row["hidden_size"]),
+        "ffn": ffn,
+        "vocab": to_int(row["vocab_size"]),
+        "mlp": "gated",
+        "norm": "rmsnorm",
+        "norms_per_layer": 2,
+        "linear_bias": False,
+        "tied_embeddings": row["tied_embeddings"] == "true",
+        "learned_positions": False,
+        "max_seq_len": to_int(row["max_position_embeddings"]),
+        "attention": att,
+        "moe": moe,
+        "blocks": blocks,
+        "gdn": gdn,
+    }
+
+
 def interpret_gdn(row):
     """Qwen3-Next: every layer is a token mixer (Gated DeltaNet, or gated full attention where
     (i+1) % full_attention_interval == 0) and an MoE, written as two blocks per layer (G or *,
@@ -474,24 +498,7 @@ def interpret_gdn(row):
     notes.append(f"{layers} layers written as {2 * layers} blocks (mixer, then MoE; one RMSNorm "
                  "each); gdn.chunk 64 is FLA's chunk_gated_delta_rule chunk (MCore); "
                  "ffn_hidden_size is unused (every layer is MoE)")
-    out = {
-        "layers": 2 * layers,
-        "hidden": to_int(row["hidden_size"]),
-        "ffn": 0,
-        "vocab": to_int(row["vocab_size"]),
-        "mlp": "gated",
-        "norm": "rmsnorm",
-        "norms_per_layer": 2,
-        "linear_bias": False,
-        "tied_embeddings": tied == "true",
-        "learned_positions": False,
-        "max_seq_len": to_int(row["max_position_embeddings"]),
-        "attention": att,
-        "moe": moe,
-        "blocks": blocks,
-        "gdn": gdn,
-    }
-    return out, unmodelled, notes
+    return two_block_model(row, layers, 0, att, moe, blocks, gdn), unmodelled, notes
 
 
 def interpret_kda(row):
@@ -566,23 +573,7 @@ def interpret_kda(row):
     notes.append(f"{layers} layers written as {2 * layers} blocks (mixer, then FFN; one RMSNorm "
                  "each); gdn.kda: Kimi Delta Attention (low-rank f / g projections, per-channel "
                  "decay); gdn.chunk 64 is FLA's chunk_kda chunk")
-    out = {
-        "layers": 2 * layers,
-        "hidden": to_int(row["hidden_size"]),
-        "ffn": to_int(row["ffn_hidden_size"]),
-        "vocab": to_int(row["vocab_size"]),
-        "mlp": "gated",
-        "norm": "rmsnorm",
-        "norms_per_layer": 2,
-        "linear_bias": False,
-        "tied_embeddings": tied == "true",
-        "learned_positions": False,
-        "max_seq_len": to_int(row["max_position_embeddings"]),
-        "attention": att,
-        "moe": moe,
-        "blocks": blocks,
-        "gdn": gdn,
-    }
+    out = two_block_model(row, layers, to_int(row["ffn_hidden_size"]), att, moe, blocks, gdn)
     return out, unmodelled, notes
 
 
