@@ -9,19 +9,16 @@
 #include "core/error.h"
 #include "scenario/model_loader.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 #include "workload/layer_costs.h"
 #include "workload/memory.h"
 #include "workload/model.h"
 #include "workload/step.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
-const std::string kRoot = FLEETSIM_SOURCE_DIR;
-ModelSpec zoo(const std::string& id) {
-  return load_model(id, kRoot);
-}
-
 // A two-layer Qwen3-Next-like model (G E * E) as a zoo JSON text; `attention` / `extra` spliced.
 std::string gdn_json(const std::string& blocks = "GE*E", const std::string& gdn = "",
                      const std::string& attention = "", const std::string& extra = "") {
@@ -37,9 +34,6 @@ std::string gdn_json(const std::string& blocks = "GE*E", const std::string& gdn 
     "gdn": {"qk_heads": 2, "v_heads": 4, "qk_head_dim": 32, "v_head_dim": 32, "conv_kernel": 4,
             "chunk": 64)" +
          gdn + "}" + extra + "}";
-}
-ModelSpec parse(const std::string& text) {
-  return parse_model_text(text, "m.json", "");
 }
 }  // namespace
 
@@ -210,8 +204,7 @@ TEST_CASE("Gated DeltaNet activations: saved tensors per token by hand") {
 }
 
 TEST_CASE("Gated DeltaNet chunk kernel at measured FLA rows (GB200) and the H800 fallback") {
-  const SystemSpec gb = load_system("dgx-gb200-nvl72", kRoot);
-  const ComputeModel c = ComputeModel::load(gb.gpu, kRoot);
+  const ComputeModel c = gpu_compute("dgx-gb200-nvl72");
   // FLA README benchmark on GB200: batch 4, 4096 tokens, 64 heads x 128: 1581 us forward.
   GdnShape s;
   s.batch = 4;
@@ -231,8 +224,7 @@ TEST_CASE("Gated DeltaNet chunk kernel at measured FLA rows (GB200) and the H800
   CHECK_FALSE(fallback);
   // H100 has no row: H800's (Paddle port of FLA; batch 2, 16384 tokens, 16 heads: 1342 us) at
   // the bf16 peak ratio 989 / 989.
-  const SystemSpec h = load_system("dgx-h100", kRoot);
-  const ComputeModel ch = ComputeModel::load(h.gpu, kRoot);
+  const ComputeModel ch = gpu_compute("dgx-h100");
   s.batch = 2;
   s.seq = 16384;
   s.heads = 16;
@@ -242,8 +234,7 @@ TEST_CASE("Gated DeltaNet chunk kernel at measured FLA rows (GB200) and the H800
 }
 
 TEST_CASE("sparse MLA at TileLang's rates: H200's measured backward, H800's forward borrowed") {
-  const SystemSpec h = load_system("hgx-h200", kRoot);
-  const ComputeModel c = ComputeModel::load(h.gpu, kRoot);
+  const ComputeModel c = gpu_compute("hgx-h200");
   SparseMlaShape s;
   s.seq = 4096;
   s.heads = 128;
@@ -261,13 +252,10 @@ TEST_CASE("sparse MLA at TileLang's rates: H200's measured backward, H800's forw
 
 TEST_CASE("Gated DeltaNet block: executed FLOPs and kernel count by hand (tp 1, bf16)") {
   const ModelSpec m = parse(gdn_json());
-  const SystemSpec sys = load_system("dgx-h100", kRoot);
-  const ComputeModel c = ComputeModel::load(sys.gpu, kRoot);
-  ParallelConfig p;
-  p.seq_len = 4096;
-  p.global_batch = 1;
+  const ComputeModel c = gpu_compute("dgx-h100");
+  const ParallelConfig p = one_gpu(4096);
   FrameworkOptions fw;
-  LayerCostModel costs(m, p, fw, c, [](Dim, CollOp, double) { return Time::zero(); });
+  LayerCostModel costs(m, p, fw, c, no_comm);
   // Per token: in_proj 2·256·392, conv 2·4·256, chunk 4·(6·32² + 1.5·64·64 + 64²) = 65,536,
   // out_proj 2·128·256; backward: dgrad + wgrad of each GEMM, twice the conv and the chunk.
   const Block& f = costs.layer(0, false);
@@ -327,14 +315,10 @@ TEST_CASE("DeepSeek sparse attention block: executed FLOPs and kernels by hand a
   const ModelSpec dense = parse(mla + "}}");
   const ModelSpec dsa =
       parse(mla + R"(, "sparse_topk": 512, "indexer_heads": 2, "indexer_head_dim": 16}})");
-  const SystemSpec sys = load_system("dgx-h100", kRoot);
-  const ComputeModel c = ComputeModel::load(sys.gpu, kRoot);
-  ParallelConfig p;
-  p.seq_len = 2048;
-  p.global_batch = 1;
+  const ComputeModel c = gpu_compute("dgx-h100");
+  const ParallelConfig p = one_gpu(2048);
   FrameworkOptions fw;
-  auto zero = [](Dim, CollOp, double) { return Time::zero(); };
-  LayerCostModel ld(dense, p, fw, c, zero), ls(dsa, p, fw, c, zero);
+  LayerCostModel ld(dense, p, fw, c, no_comm), ls(dsa, p, fw, c, no_comm);
   // Dense core 2·4·2048·1024·(24 + 16) = 671,088,640. DSA: indexer projections
   // 2·2048·(2·16·64 + 16·256 + 2·256) = 27,262,976, scoring 2·2048·1024·2·16 = 134,217,728,
   // core over 512 − 512²/4096 = 448 keys 2·2048·4·448·72 = 528,482,304, KL target 40/72 of it.

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "scenario/model_loader.h"
+#include "support/fixtures.h"
 #include "workload/memory.h"
 #include "workload/memory_advice.h"
 
@@ -12,13 +13,9 @@
 #include <vector>
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
-const std::string kRoot = FLEETSIM_SOURCE_DIR;
-ModelSpec zoo(const std::string& id) {
-  return load_model(id, kRoot);
-}
-
 // Korthikanti et al.'s setting: GPT-3 175B, s = 2048, b = 1, t = 8, p = 8, SP on, 64 GPUs,
 // unfused attention with dropout.
 ParallelConfig gpt3_tp8_pp8() {
@@ -87,9 +84,7 @@ TEST_CASE("GPT-3 175B TP8 PP8: parameter state of the first stage") {
 
 TEST_CASE("Llama 3 8B on one GPU at 8192 tokens") {
   const ModelSpec m = zoo("llama3-8b");
-  ParallelConfig p;
-  p.seq_len = 8192;
-  p.global_batch = 1;
+  ParallelConfig p = one_gpu(8192);
   const MemoryBreakdown r = estimate_memory(m, p, 80'000'000'000LL);
   // 8,030,261,248 parameters: 2 + 4 + 4 + 8 = 18 B each = 144,544,702,464 B of state.
   CHECK(r.params_on_rank == 8'030'261'248LL);
@@ -165,13 +160,7 @@ TEST_CASE("pipeline in-flight micro-batches: 1F1B and interleaved") {
 
 TEST_CASE("distributed optimizer shards dense state over dp·cp, experts over expert-dp") {
   const ModelSpec m = zoo("mixtral-8x7b");
-  ParallelConfig p;
-  p.tp = 1;
-  p.pp = 1;
-  p.dp = 8;
-  p.ep = 8;
-  p.seq_len = 4096;
-  p.global_batch = 64;
+  ParallelConfig p = data_expert_parallel(8, 8, 4096, 64);  // tp = pp = 1
   const MemoryBreakdown r = estimate_memory(m, p, 1LL << 40);
   // Experts: 32 layers · 8 experts / ep 8 = one expert per layer: 32 · 176,160,768 =
   // 5,637,144,576 parameters; expert-dp = 8·1·1/8 = 1, so their 12 B stay whole.
@@ -216,9 +205,7 @@ TEST_CASE("selective recompute modules drop what they recompute") {
   // per FFN width per token for a gated MLP (up and gate outputs and the SwiGLU output, BF16):
   // 6 · 14336 · 8192 bytes per layer. Recomputing the norms drops 2 norms · 2 B · 4096 per token.
   const ModelSpec m = zoo("llama3-8b");
-  ParallelConfig p;
-  p.seq_len = 8192;
-  p.global_batch = 1;
+  ParallelConfig p = one_gpu(8192);
   p.recompute = Recompute::kSelective;
   const MemoryOptions o;
   p.recompute_modules = kRecomputeCoreAttn;
@@ -350,9 +337,7 @@ TEST_CASE("framework options: gradients, precision-aware optimizer, offload") {
 
 TEST_CASE("FP8 weights and FP8 saved activations") {
   const ModelSpec m = zoo("llama3-8b");
-  ParallelConfig p;
-  p.seq_len = 8192;
-  p.global_batch = 1;
+  ParallelConfig p = one_gpu(8192);
   MemoryOptions o;
   // Linear weights: 32 layers · (q, k, v, o 4096 · (4096 + 1024 + 1024 + 4096) + SwiGLU
   // 3 · 4096 · 14336) = 32 · 218,103,808 = 6,979,321,856; the rest (embedding, head, norms)
@@ -377,9 +362,7 @@ TEST_CASE("FP8 weights and FP8 saved activations") {
 
 TEST_CASE("activation offloading and the loss implementation") {
   const ModelSpec m = zoo("llama3-8b");
-  ParallelConfig p;
-  p.seq_len = 8192;
-  p.global_batch = 1;
+  ParallelConfig p = one_gpu(8192);
   MemoryOptions o;
   const int64_t base = layer_activation_bytes(m, 0, p, o, Recompute::kNone);
   // attn_norm: the attention norm's input, 2 · 4096 B per token.
@@ -410,11 +393,7 @@ TEST_CASE("MoE: token factor, permute fusion, expert activations") {
   // activation keeps: Megatron-Core >= 0.13 applies the probabilities between fc1 and fc2) =
   // 2 · 4096 + 6 · 14336 + 4 = 94,212 B; top-2.
   const ModelSpec m = zoo("mixtral-8x7b");
-  ParallelConfig p;
-  p.seq_len = 4096;
-  p.global_batch = 8;
-  p.dp = 8;
-  p.ep = 8;
+  ParallelConfig p = data_expert_parallel(8, 8, 4096, 8);
   MemoryOptions o;
   const int64_t one = layer_activation_bytes(m, 0, p, o, Recompute::kNone);
   // The busiest EP rank receiving 1.5× the balanced copies (capacity factor 1.5, padded):
@@ -512,9 +491,7 @@ TEST_CASE("layer-wise CPU activation offloading") {
   // activations; the layer being brought back (139,392 B per token) joins the working memory,
   // whose largest part was the loss (6 · 8192 · 128256).
   const ModelSpec m = zoo("llama3-8b");
-  ParallelConfig p;
-  p.seq_len = 8192;
-  p.global_batch = 1;
+  ParallelConfig p = one_gpu(8192);
   MemoryOptions o;
   o.cpu_offload_layers = 20;
   const MemoryBreakdown r = estimate_memory(m, p, 1LL << 40, o);
@@ -566,9 +543,7 @@ TEST_CASE("non-TN FP8 GEMMs (Blackwell): per-tensor FP8 weights kept once") {
   // activations"): with --fp8-param-gather, Hopper keeps each per-tensor FP8 weight and its
   // transpose (2 B), Blackwell one copy (1 B); MXFP8 keeps both scalings everywhere.
   const ModelSpec m = zoo("llama3-8b");
-  ParallelConfig p;
-  p.seq_len = 8192;
-  p.global_batch = 1;
+  ParallelConfig p = one_gpu(8192);
   p.precision = PrecisionRecipe::kFp8Current;
   MemoryOptions o;
   o.fp8_param_gather = true;
@@ -598,11 +573,7 @@ TEST_CASE("QK-norm keeps the normed inputs of q and k") {
   // 4 · 36 = 144 B; bf16, tp 1, 4096 tokens.
   ModelSpec m = zoo("qwen3-30b-a3b");
   REQUIRE(m.attention.qk_norm);
-  ParallelConfig p;
-  p.seq_len = 4096;
-  p.global_batch = 8;
-  p.dp = 8;
-  p.ep = 8;
+  ParallelConfig p = data_expert_parallel(8, 8, 4096, 8);
   const MemoryOptions o;
   const int64_t with = layer_activation_bytes(m, 0, p, o, Recompute::kNone);
   m.attention.qk_norm = false;
@@ -620,11 +591,7 @@ TEST_CASE("recompute of the whole MoE layer (recompute_modules moe)") {
   REQUIRE(m.moe.expert_ffn == 768);
   REQUIRE(m.moe.top_k == 8);
   REQUIRE(m.moe.shared_experts == 0);
-  ParallelConfig p;
-  p.seq_len = 4096;
-  p.global_batch = 8;
-  p.dp = 8;
-  p.ep = 8;
+  ParallelConfig p = data_expert_parallel(8, 8, 4096, 8);
   const MemoryOptions o;
   p.recompute = Recompute::kSelective;
   p.recompute_modules = kRecomputeLayernorm;  // a module the MoE part does not depend on
