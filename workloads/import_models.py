@@ -13,9 +13,9 @@ do not recognise stops the script, so nothing is approximated silently. Features
 Hybrid rows (Mamba-2 / attention / MLP / MoE block patterns) are read by interpret_hybrid(),
 the Gated DeltaNet row (Qwen3-Next) by interpret_gdn(), the DeepSeek sparse attention row
 (DeepSeek-V3.2-Exp) by interpret_dsa(), the Kimi Delta Attention row (Kimi Linear) by
-interpret_kda(); a row whose layers fleetsim cannot model yet (DeepSeek-V4's compressed
-attention and mHC residuals) is listed in HYBRID_SKIP with the
-reason and not written.
+interpret_kda(), the DeepSeek-V4 row (shared-KV attention with CSA / HCA compressors, mHC
+residual streams, hash-routed MoE) by interpret_v4(); a row whose layers fleetsim cannot model
+yet would be listed in HYBRID_SKIP with the reason and not written (none is).
 
 Usage: workloads/import_models.py [--csv PATH] [--hybrid-csv PATH] [--out DIR] [--check]
   --csv     the model-config table (default: workloads/sources/model-configs.csv, the copy of the
@@ -92,13 +92,12 @@ HYBRID_IDS = {
     "Kimi Linear 48B-A3B": ("kimi-linear-48b-a3b", "Kimi Linear 48B-A3B",
                             ["Kimi-Linear-48B-A3B-Instruct", "Kimi-Linear-48B-A3B-Base",
                              "kimi-linear"]),
+    "DeepSeek-V4-Flash (284B-A13B)": ("deepseek-v4-flash", "DeepSeek-V4-Flash (284B-A13B)",
+                                      ["DeepSeek-V4-Flash", "DeepSeek-V4-Flash-Base"]),
 }
 
 # Hybrid rows not written, and why (the layer kind fleetsim does not model yet).
-HYBRID_SKIP = {
-    "DeepSeek-V4-Flash (284B-A13B)": "compressed / sparse attention and mHC residuals are not "
-                                     "modelled",
-}
+HYBRID_SKIP = {}
 
 # The Nemotron-H family's HF vocabulary (NemotronHConfig default 131072, the 8B row's value) for
 # the hybrid rows that leave vocab_size empty.
@@ -598,6 +597,100 @@ def interpret_dsa(row):
     return out, unmodelled, notes
 
 
+def interpret_v4(row):
+    """DeepSeek-V4: attention.kind "shared_kv" (one KV head, q LoRA, grouped low-rank output,
+    a sink logit per head), a sliding window on every layer, per-layer compress_ratios (from
+    the layer_pattern column; ratio 4 = CSA with the lightning indexer of the sparse_attn_*
+    columns, 128 = HCA), mHC residual streams (the notes column), every layer MoE with the
+    first ones hash-routed (moe_layer_pattern)."""
+    name = row["model"]
+    variant = row["attention_variant"]
+    m = re.match(r"shared-KV MQA \(1 KV head of dim (\d+), no kv LoRA\), q LoRA (\d+), grouped "
+                 r"low-rank output projection \(o_groups (\d+), o_lora_rank (\d+)\)", variant)
+    need(m, name, "attention_variant", variant)
+    need(to_int(m.group(1)) == to_int(row["head_dim"]) and
+         to_int(m.group(2)) == to_int(row["q_lora_rank"]), name, "attention_variant", variant)
+    csa = re.search(r"CSA \(compress ratio (\d+) \+ lightning indexer top-(\d+)\)", variant)
+    need(csa and to_int(csa.group(2)) == to_int(row["sparse_attn_topk"]), name,
+         "attention_variant", variant)
+    layers = to_int(row["num_layers"])
+    mtp = to_int(row["mtp_layers"]) or 0
+    lp = re.match(r"compress_ratios=\[([\d,]+)\] \((\d+) layers \+ MTP;", row["layer_pattern"])
+    need(lp, name, "layer_pattern", row["layer_pattern"])
+    ratios = [int(x) for x in lp.group(1).split(",")]
+    need(len(ratios) == layers + mtp and to_int(lp.group(2)) == layers, name, "layer_pattern",
+         row["layer_pattern"])
+    sw = re.fullmatch(r"(\d+) \(every layer\)", row["sliding_window"])
+    need(sw, name, "sliding_window", row["sliding_window"])
+    att = {"kind": "shared_kv", "heads": to_int(row["num_attention_heads"]),
+           "kv_heads": to_int(row["num_kv_heads"]), "head_dim": to_int(row["head_dim"]),
+           "q_lora_rank": to_int(row["q_lora_rank"]),
+           "qk_rope_head_dim": to_int(row["qk_rope_head_dim"]),
+           "o_groups": to_int(m.group(3)), "o_lora_rank": to_int(m.group(4)),
+           # DeepseekV4Attention.sinks (transformers modeling_deepseek_v4.py, the source_url's
+           # model folder): one learned logit per head; the CSV has no column for it.
+           "sinks": True,
+           "qkv_bias": False, "qk_norm": False,
+           "sparse_topk": to_int(row["sparse_attn_topk"]),
+           "indexer_heads": to_int(row["sparse_attn_indexer_heads"]),
+           "indexer_head_dim": to_int(row["sparse_attn_indexer_head_dim"]),
+           "sliding_window": int(sw.group(1)), "window_kind": "sliding",
+           "window_pattern": 1, "window_layers": 1,
+           "compress_ratios": ratios, "csa_ratio": to_int(csa.group(1))}
+    need(row["qk_norm"] == "RMSNorm on q latent and kv", name, "qk_norm", row["qk_norm"])
+    hc = re.search(r"hc_mult (\d+) parallel residual streams mixed by Sinkhorn-normalized "
+                   r"matrices, (\d+) iterations", row["notes"])
+    need(hc, name, "notes", row["notes"])
+    pat = row["moe_layer_pattern"]
+    hm = re.match(r"all (\d+) layers MoE; first (\d+) use hash routing", pat)
+    need(hm and to_int(hm.group(1)) == layers, name, "moe_layer_pattern", pat)
+    moe = {"experts": to_int(row["num_experts"]),
+           "shared_experts": to_int(row["num_shared_experts"]),
+           "top_k": to_int(row["top_k"]), "expert_ffn": to_int(row["moe_ffn_hidden_size"]),
+           "shared_expert_ffn": to_int(row["shared_expert_ffn_hidden_size"]),
+           "first_k_dense": to_int(row["first_k_dense_replace"]),
+           "layer_freq": to_int(row["moe_layer_freq"]), "hash_layers": to_int(hm.group(2))}
+    need(row["activation"].startswith("SwiGLU"), name, "activation", row["activation"])
+    tied = row["tied_embeddings"]
+    need(tied in ("true", "false"), name, "tied_embeddings", tied)
+    unmodelled = [
+        unm("router_scoring", "none", f"{row['router_score_func']}; routing statistics are "
+            "modelled in moe/, the router GEMM's parameters are counted"),
+        unm("hash_routing", "none",
+            f"{pat}: the table is an integer buffer, not a parameter; the router GEMM still "
+            "weights the chosen experts"),
+        unm("activation", "none", row["activation"]),
+        unm("position_encoding", "none", row["position_embedding"]),
+        unm("compressor_pooling", "none",
+            "the compressors' softmax pooling over each window, RoPE and the causal masks of "
+            "compressed entries: element-wise"),
+        unm("mhc_mixing", "small",
+            "mHC's Sinkhorn-Knopp iterations and the n-stream collapse / expand: element-wise; "
+            "its projections are counted as parameters, not in Megatron-Bridge's model FLOPs"),
+    ]
+    notes = ["attention.kind shared_kv: DeepSeek-V4's shared-KV MQA; compress_ratios from the "
+             "layer_pattern column (decoder layers, then MTP); hyper_connections from the notes "
+             "column; the sinks (one per head) from transformers' DeepseekV4Attention"]
+    out = {
+        "layers": layers,
+        "hidden": to_int(row["hidden_size"]),
+        "ffn": 0,
+        "vocab": to_int(row["vocab_size"]),
+        "mlp": "gated",
+        "norm": "rmsnorm",
+        "norms_per_layer": 2,
+        "linear_bias": False,
+        "tied_embeddings": tied == "true",
+        "learned_positions": False,
+        "max_seq_len": to_int(row["max_position_embeddings"]),
+        "attention": att,
+        "moe": moe,
+        "hyper_connections": {"streams": to_int(hc.group(1)),
+                              "sinkhorn_iters": to_int(hc.group(2))},
+    }
+    return out, unmodelled, notes
+
+
 def active_number(s):
     """'3.2B (3.6B incl. embeddings)' -> the figure including embeddings, as active_params counts;
     '12.7B (12.1B excl. embeddings)' -> 12.7B, likewise."""
@@ -618,7 +711,9 @@ def build_hybrid(rows, models, seen_alias):
             raise Unrecognised(f"unknown hybrid model row {name!r}: add it to HYBRID_IDS or "
                                "HYBRID_SKIP")
         mid, display, extra = HYBRID_IDS[name]
-        if row["linear_attn_type"].startswith("kda"):
+        if row["attention_variant"].startswith("shared-KV MQA"):
+            body, unmodelled, notes = interpret_v4(row)
+        elif row["linear_attn_type"].startswith("kda"):
             body, unmodelled, notes = interpret_kda(row)
         elif row["linear_attn_type"]:
             body, unmodelled, notes = interpret_gdn(row)

@@ -34,19 +34,28 @@ enum class Family {
   kNemotron,
   kNemotronH,
   kQwen3Next,
-  kKimiLinear
+  kKimiLinear,
+  kDeepseekV4
 };
 
-const std::map<std::string, Family> kFamilies = {
-    {"llama", Family::kLlama},           {"mistral", Family::kMistral},
-    {"mixtral", Family::kMixtral},       {"qwen2", Family::kQwen2},
-    {"qwen2_moe", Family::kQwen2Moe},    {"qwen3", Family::kQwen3},
-    {"qwen3_moe", Family::kQwen3Moe},    {"deepseek_v2", Family::kDeepseek},
-    {"deepseek_v3", Family::kDeepseek},  {"kimi_k2", Family::kDeepseek},
-    {"gpt_oss", Family::kGptOss},        {"gpt2", Family::kGpt2},
-    {"nemotron", Family::kNemotron},     {"nemotron_h", Family::kNemotronH},
-    {"qwen3_next", Family::kQwen3Next},  {"deepseek_v32", Family::kDeepseek},
-    {"kimi_linear", Family::kKimiLinear}};
+const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
+                                                 {"mistral", Family::kMistral},
+                                                 {"mixtral", Family::kMixtral},
+                                                 {"qwen2", Family::kQwen2},
+                                                 {"qwen2_moe", Family::kQwen2Moe},
+                                                 {"qwen3", Family::kQwen3},
+                                                 {"qwen3_moe", Family::kQwen3Moe},
+                                                 {"deepseek_v2", Family::kDeepseek},
+                                                 {"deepseek_v3", Family::kDeepseek},
+                                                 {"kimi_k2", Family::kDeepseek},
+                                                 {"gpt_oss", Family::kGptOss},
+                                                 {"gpt2", Family::kGpt2},
+                                                 {"nemotron", Family::kNemotron},
+                                                 {"nemotron_h", Family::kNemotronH},
+                                                 {"qwen3_next", Family::kQwen3Next},
+                                                 {"deepseek_v32", Family::kDeepseek},
+                                                 {"kimi_linear", Family::kKimiLinear},
+                                                 {"deepseek_v4", Family::kDeepseekV4}};
 
 // model_types that name a published architecture fleetsim recognises but does not model yet.
 const std::map<std::string, std::string> kNotModelled = {
@@ -74,7 +83,8 @@ std::string family_class(const std::string& model_type) {
       {"nemotron_h", "NemotronHConfig"},
       {"qwen3_next", "Qwen3NextConfig"},
       {"deepseek_v32", "DeepseekV32Config"},
-      {"kimi_linear", "KimiLinearConfig"}};
+      {"kimi_linear", "KimiLinearConfig"},
+      {"deepseek_v4", "DeepseekV4Config"}};
   return names.at(model_type);
 }
 
@@ -450,6 +460,8 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
       read_qwen3_next(r, m);
     } else if (f == Family::kKimiLinear) {
       read_kimi_linear(r, m);
+    } else if (f == Family::kDeepseekV4) {
+      read_deepseek_v4(r, m);
     } else {
       read_llama_like(r, m, f);
     }

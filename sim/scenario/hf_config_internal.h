@@ -13,5 +13,6 @@ void read_nemotron_h(HfReader& r, ModelSpec& m);
 void read_qwen3_next(HfReader& r, ModelSpec& m);
 void read_mla(HfReader& r, ModelSpec& m);
 void read_kimi_linear(HfReader& r, ModelSpec& m);
+void read_deepseek_v4(HfReader& r, ModelSpec& m);  // hf_config_v4.cpp
 
 }  // namespace fleetsim::hf_internal

@@ -14,7 +14,9 @@ using ojson = nlohmann::ordered_json;
 
 ojson attention_json(const AttentionSpec& a) {
   ojson o;
-  o["kind"] = a.kind == AttentionKind::kMla ? "mla" : "gqa";
+  o["kind"] = a.kind == AttentionKind::kMla        ? "mla"
+              : a.kind == AttentionKind::kSharedKv ? "shared_kv"
+                                                   : "gqa";
   o["heads"] = a.heads;
   o["kv_heads"] = a.kv_heads;
   o["head_dim"] = a.head_dim;
@@ -24,6 +26,13 @@ ojson attention_json(const AttentionSpec& a) {
     o["qk_nope_head_dim"] = a.qk_nope_head_dim;
     o["qk_rope_head_dim"] = a.qk_rope_head_dim;
     o["v_head_dim"] = a.v_head_dim;
+  }
+  if (a.kind == AttentionKind::kSharedKv) {
+    o["q_lora_rank"] = a.q_lora_rank;
+    o["qk_rope_head_dim"] = a.qk_rope_head_dim;
+    o["o_groups"] = a.o_groups;
+    o["o_lora_rank"] = a.o_lora_rank;
+    o["sinks"] = a.sinks;
   }
   o["qkv_bias"] = a.qkv_bias;
   o["qk_norm"] = a.qk_norm;
@@ -39,6 +48,10 @@ ojson attention_json(const AttentionSpec& a) {
     o["window_pattern"] = a.window_pattern;
     o["window_layers"] = a.window_layers;
   }
+  if (a.kind == AttentionKind::kSharedKv) {
+    o["compress_ratios"] = a.compress_ratios;
+    if (a.csa_ratio > 0) o["csa_ratio"] = a.csa_ratio;
+  }
   return o;
 }
 
@@ -53,6 +66,7 @@ ojson moe_json(const MoeSpec& s) {
   o["layer_freq"] = s.layer_freq;
   if (s.shared_expert_gate) o["shared_expert_gate"] = true;
   if (s.latent > 0) o["latent"] = s.latent;
+  if (s.hash_layers > 0) o["hash_layers"] = s.hash_layers;
   return o;
 }
 
@@ -92,6 +106,9 @@ std::string zoo_model_json(const HfImport& imp) {
       if (g.kda) o["gdn"]["kda"] = true;
     }
   }
+  if (m.hyper.streams > 0)
+    o["hyper_connections"] = {{"streams", m.hyper.streams},
+                              {"sinkhorn_iters", m.hyper.sinkhorn_iters}};
   o["mtp_layers"] = m.mtp_layers;
   ojson un = ojson::array();
   for (const auto& u : m.unmodelled)

@@ -176,7 +176,7 @@ std::vector<int64_t> HfReader::int_list(const std::string& key, int64_t lo, int6
     if (!v[i].is_number_integer()) fail(ptr, "expected an integer, got " + show(v[i]));
     const int64_t x = v[i].get<int64_t>();
     if (x < lo || x > hi)
-      fail(ptr, "expected a layer index in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+      fail(ptr, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
                     "], got " + std::to_string(x));
     out.push_back(x);
   }

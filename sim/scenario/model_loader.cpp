@@ -2,12 +2,14 @@
 //   id, display_name, developer, source[], aliases[], layers, hidden, ffn, vocab,
 //   benchmark_vocab?, mlp "gated"|"plain", norm "rmsnorm"|"layernorm", norms_per_layer,
 //   linear_bias, tied_embeddings, learned_positions, max_seq_len,
-//   attention{kind "gqa"|"mla", heads, kv_heads, head_dim, qkv_bias, qk_norm, q_lora_rank,
-//             kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, sliding_window,
-//             window_kind "sliding"|"chunked", window_pattern, window_layers, output_gate,
-//             sparse_topk, indexer_heads, indexer_head_dim},
+//   attention{kind "gqa"|"mla"|"shared_kv", heads, kv_heads, head_dim, qkv_bias, qk_norm,
+//             q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim,
+//             sliding_window, window_kind "sliding"|"chunked", window_pattern, window_layers,
+//             output_gate, sparse_topk, indexer_heads, indexer_head_dim,
+//             o_groups, o_lora_rank, sinks, compress_ratios[], csa_ratio (shared_kv only)},
 //   moe?{experts, shared_experts, top_k, expert_ffn, shared_expert_ffn, first_k_dense,
-//        layer_freq, shared_expert_gate, latent},
+//        layer_freq, shared_expert_gate, latent, hash_layers},
+//   hyper_connections?{streams, sinkhorn_iters} (mHC residual streams),
 //   blocks? "M*-EG..." (hybrid per-layer pattern, one character per layer: M Mamba-2,
 //   * attention, - dense MLP, E MoE, G Gated DeltaNet),
 //   mamba?{heads, head_dim, state, groups, conv_kernel, chunk},
@@ -52,6 +54,7 @@ const std::vector<std::string> kModelKeys = {"id",
                                              "blocks",
                                              "mamba",
                                              "gdn",
+                                             "hyper_connections",
                                              "mtp_layers",
                                              "published_total_params",
                                              "published_active_params",
@@ -59,13 +62,16 @@ const std::vector<std::string> kModelKeys = {"id",
                                              "origin",
                                              "notes"};
 const std::vector<std::string> kAttentionKeys = {
-    "kind",        "heads",          "kv_heads",      "head_dim",         "qkv_bias",
-    "qk_norm",     "q_lora_rank",    "kv_lora_rank",  "qk_nope_head_dim", "qk_rope_head_dim",
-    "v_head_dim",  "sliding_window", "window_kind",   "window_pattern",   "window_layers",
-    "output_gate", "sparse_topk",    "indexer_heads", "indexer_head_dim"};
+    "kind",        "heads",          "kv_heads",        "head_dim",         "qkv_bias",
+    "qk_norm",     "q_lora_rank",    "kv_lora_rank",    "qk_nope_head_dim", "qk_rope_head_dim",
+    "v_head_dim",  "sliding_window", "window_kind",     "window_pattern",   "window_layers",
+    "output_gate", "sparse_topk",    "indexer_heads",   "indexer_head_dim", "o_groups",
+    "o_lora_rank", "sinks",          "compress_ratios", "csa_ratio"};
 const std::vector<std::string> kMoeKeys = {"experts",    "shared_experts",     "top_k",
                                            "expert_ffn", "shared_expert_ffn",  "first_k_dense",
-                                           "layer_freq", "shared_expert_gate", "latent"};
+                                           "layer_freq", "shared_expert_gate", "latent",
+                                           "hash_layers"};
+const std::vector<std::string> kHyperKeys = {"streams", "sinkhorn_iters"};
 const std::vector<std::string> kMambaKeys = {"heads",  "head_dim",    "state",
                                              "groups", "conv_kernel", "chunk"};
 const std::vector<std::string> kGdnKeys = {"qk_heads",    "v_heads", "qk_head_dim", "v_head_dim",
@@ -108,16 +114,65 @@ void read_sparse(const Obj& a, AttentionSpec* s) {
   s->sparse_topk = static_cast<int>(a.integer("sparse_topk", 1, int64_t{1} << 30));
   s->indexer_heads = static_cast<int>(a.integer("indexer_heads", 1, 4096));
   s->indexer_head_dim = static_cast<int>(a.integer("indexer_head_dim", 1, 4096));
-  if (s->kind != AttentionKind::kMla)
+  if (s->kind == AttentionKind::kGqa)
     a.fail(a.at("sparse_topk"),
-           "DeepSeek sparse attention is only modelled with kind \"mla\" (MQA mode of MLA)");
-  if (s->sliding_window > 0)
+           "DeepSeek sparse attention is only modelled with kind \"mla\" (MQA mode of MLA) and "
+           "as the CSA indexer of kind \"shared_kv\"");
+  if (s->kind == AttentionKind::kMla && s->sliding_window > 0)
     a.fail(a.at("sparse_topk"), "not modelled together with a sliding window");
+}
+
+std::vector<int> int_list(const Obj& o, const std::string& key, int64_t lo, int64_t hi) {
+  const json& v = o.get(key);
+  if (!v.is_array())
+    o.fail(o.at(key), std::string("expected an array of integers, got ") + type_name(v));
+  std::vector<int> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_number_integer() || v[i].get<int64_t>() < lo || v[i].get<int64_t>() > hi)
+      o.fail(o.at(key) + "/" + std::to_string(i),
+             "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    out.push_back(v[i].get<int>());
+  }
+  return out;
+}
+
+// DeepSeek-V4's shared-KV attention (model.h AttentionKind::kSharedKv): q latent, one KV head,
+// grouped low-rank output, sinks, a window on every layer and per-layer compress_ratios.
+void read_shared_kv(const Obj& a, int64_t hidden, AttentionSpec* s) {
+  s->q_lora_rank = static_cast<int>(a.integer("q_lora_rank", 1, hidden));
+  s->qk_rope_head_dim = int_or(a, "qk_rope_head_dim", 0, s->head_dim, 0);
+  s->o_groups = static_cast<int>(a.integer("o_groups", 1, s->heads));
+  if (s->heads % s->o_groups != 0)
+    a.fail(a.at("o_groups"), "must divide heads (" + std::to_string(s->heads) + ")");
+  s->o_lora_rank = static_cast<int>(a.integer("o_lora_rank", 1, kMaxWidth));
+  s->sinks = bool_or(a, "sinks", false);
+  if (s->kv_heads != 1) a.fail(a.at("kv_heads"), "shared-KV attention has one KV head: expected 1");
+  for (const char* k : {"kv_lora_rank", "qk_nope_head_dim", "v_head_dim", "output_gate"})
+    if (a.has(k)) a.fail(a.at(k), "not valid with kind \"shared_kv\"");
+  if (s->qk_norm || s->qkv_bias)
+    a.fail(a.at(s->qk_norm ? "qk_norm" : "qkv_bias"),
+           "not valid with kind \"shared_kv\" (its q latent and kv norms are counted)");
+  if (s->sliding_window == 0 || s->window_pattern != 1 || s->window_kind != WindowKind::kSliding)
+    a.fail(a.at("sliding_window"),
+           "shared-KV attention has a sliding window on every layer (window_pattern 1)");
+  s->compress_ratios = int_list(a, "compress_ratios", 0, int64_t{1} << 20);
+  s->csa_ratio = int_or(a, "csa_ratio", 1, int64_t{1} << 20, 0);
+  const bool csa =
+      std::count(s->compress_ratios.begin(), s->compress_ratios.end(), s->csa_ratio) > 0 &&
+      s->csa_ratio > 0;
+  if (csa != (s->sparse_topk > 0))
+    a.fail(a.at(csa ? "sparse_topk" : "csa_ratio"),
+           csa ? "missing: layers of ratio csa_ratio (CSA) need the indexer (sparse_topk, "
+                 "indexer_heads, indexer_head_dim)"
+               : "no layer has ratio csa_ratio: the indexer keys are only valid with CSA layers");
 }
 
 AttentionSpec read_attention(const Obj& a, int64_t hidden) {
   AttentionSpec s;
-  s.kind = a.choice("kind", {"gqa", "mla"}) == "mla" ? AttentionKind::kMla : AttentionKind::kGqa;
+  const std::string kind = a.choice("kind", {"gqa", "mla", "shared_kv"});
+  s.kind = kind == "mla"         ? AttentionKind::kMla
+           : kind == "shared_kv" ? AttentionKind::kSharedKv
+                                 : AttentionKind::kGqa;
   s.heads = static_cast<int>(a.integer("heads", 1, 4096));
   s.kv_heads = static_cast<int>(a.integer("kv_heads", 1, 4096));
   s.head_dim = static_cast<int>(a.integer("head_dim", 1, 4096));
@@ -142,10 +197,14 @@ AttentionSpec read_attention(const Obj& a, int64_t hidden) {
     }
     if (s.qk_norm) a.fail(a.at("qk_norm"), "not supported with MLA (its latent norms are counted)");
     if (s.qkv_bias) a.fail(a.at("qkv_bias"), "not supported with MLA");
-  } else {
+  } else if (s.kind == AttentionKind::kGqa) {
     for (const auto& k : mla) {
       if (a.has(k)) a.fail(a.at(k), "only valid with kind \"mla\"");
     }
+  }
+  if (s.kind != AttentionKind::kSharedKv) {
+    for (const char* k : {"o_groups", "o_lora_rank", "sinks", "compress_ratios", "csa_ratio"})
+      if (a.has(k)) a.fail(a.at(k), "only valid with kind \"shared_kv\"");
   }
   s.output_gate = bool_or(a, "output_gate", false);
   if (s.output_gate && s.kind == AttentionKind::kMla)
@@ -163,6 +222,7 @@ AttentionSpec read_attention(const Obj& a, int64_t hidden) {
     }
   }
   read_sparse(a, &s);
+  if (s.kind == AttentionKind::kSharedKv) read_shared_kv(a, hidden, &s);
   return s;
 }
 
@@ -185,6 +245,7 @@ MoeSpec read_moe(const Obj& o, int layers) {
   if (s.shared_expert_gate && s.shared_experts == 0)
     o.fail(o.at("shared_expert_gate"), "needs a shared expert (shared_experts > 0)");
   s.latent = o.has("latent") ? o.integer("latent", 1, kMaxWidth) : 0;
+  s.hash_layers = int_or(o, "hash_layers", 0, layers, 0);
   return s;
 }
 
@@ -269,6 +330,27 @@ void read_hybrid(const Obj& root, ModelSpec* m) {
               "only valid with a \"blocks\" pattern that has Gated DeltaNet blocks");
 }
 
+// DeepSeek-V4's parts that need the layer count: one compress ratio per layer and MTP module,
+// the mHC streams, hash-routed layers among the MoE ones.
+void read_v4_parts(const Obj& root, ModelSpec* m) {
+  const auto& r = m->attention.compress_ratios;
+  const size_t want = static_cast<size_t>(m->layers + m->mtp_layers);
+  if (m->attention.kind == AttentionKind::kSharedKv && r.size() != want)
+    root.fail(root.at("attention") + "/compress_ratios",
+              "has " + std::to_string(r.size()) +
+                  " entries; expected one per layer and MTP "
+                  "module (" +
+                  std::to_string(want) + ")");
+  if (root.has("hyper_connections")) {
+    const Obj h = root.object("hyper_connections", kHyperKeys);
+    m->hyper.streams = static_cast<int>(h.integer("streams", 2, 64));
+    m->hyper.sinkhorn_iters = static_cast<int>(h.integer("sinkhorn_iters", 1, 1000));
+  }
+  if (m->moe.hash_layers > moe_layer_count(*m))
+    root.fail(root.at("moe") + "/hash_layers", "more hash-routed layers than MoE layers (" +
+                                                   std::to_string(moe_layer_count(*m)) + ")");
+}
+
 // "origin": where each field came from (written by `fleetsim model import`), strings only.
 void check_origin(const Obj& root) {
   const json& o = root.get("origin");
@@ -334,6 +416,7 @@ ModelSpec parse_model_text(const std::string& json_text, const std::string& file
   if (root.has("moe")) m.moe = read_moe(root.object("moe", kMoeKeys), m.layers);
   m.mtp_layers = int_or(root, "mtp_layers", 0, 16, 0);
   read_hybrid(root, &m);
+  read_v4_parts(root, &m);
 
   // The dense FFN width is needed when some layer is dense.
   const bool any_dense = is_hybrid(m)

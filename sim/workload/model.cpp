@@ -49,6 +49,12 @@ int64_t latent_weights(const ModelSpec& m) {
 int64_t attention_weights(const ModelSpec& m) {
   const AttentionSpec& a = m.attention;
   const int64_t h = m.hidden;
+  if (a.kind == AttentionKind::kSharedKv) {
+    // q_a, q_b; the one KV head; o_a (each group's heads · head_dim / g → o_lora), o_b.
+    const int64_t hd = int64_t{a.heads} * a.head_dim;
+    return h * a.q_lora_rank + int64_t{a.q_lora_rank} * hd + h * a.head_dim + hd * a.o_lora_rank +
+           int64_t{a.o_groups} * a.o_lora_rank * h;
+  }
   if (a.kind == AttentionKind::kMla) {
     const int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
     const int64_t q = a.q_lora_rank > 0 ? h * a.q_lora_rank + int64_t{a.q_lora_rank} * a.heads * qk
@@ -67,7 +73,7 @@ int64_t attention_weights(const ModelSpec& m) {
 // The lightning indexer's GEMM weights (DSA): wq_b, wk and weights_proj.
 int64_t indexer_weights(const ModelSpec& m) {
   const AttentionSpec& a = m.attention;
-  if (a.sparse_topk == 0) return 0;
+  if (!is_sparse_attention(m)) return 0;  // (DeepSeek-V4's CSA indexer: compressor_params)
   const int64_t q_in = a.q_lora_rank > 0 ? a.q_lora_rank : m.hidden;
   const int64_t hd = int64_t{a.indexer_heads} * a.indexer_head_dim;
   return q_in * hd + m.hidden * a.indexer_head_dim + m.hidden * a.indexer_heads;
@@ -121,7 +127,8 @@ double layer_flops(const ModelSpec& m, int i, int seq_len, const FlopConvention&
   if (is_hybrid(m) && i < m.layers && block_kind(m, i) == BlockKind::kGdn)
     return 3.0 * megatron_gdn_flops_per_token(m);
   const bool attn = has_attention(m, i);
-  double w = attn ? static_cast<double>(attention_weights(m)) : 0.0;
+  const bool v4 = is_compressed_attention(m);
+  double w = attn && !v4 ? static_cast<double>(attention_weights(m)) : 0.0;
   if (!has_ffn(m, i)) {
     // attention block only
   } else if (is_moe_layer(m, i)) {
@@ -132,6 +139,7 @@ double layer_flops(const ModelSpec& m, int i, int seq_len, const FlopConvention&
   } else {
     w += static_cast<double>(mlp_weights(m, m.ffn));
   }
+  if (v4) return c.weight_flops * w + compressed_attention_flops(m, i, seq_len, c);
   double keys = attn ? packed_attended_keys(m, i, seq_len, c.document_tokens) : 0.0;
   if (!c.causal) keys *= 2.0;
   if (attn && is_sparse_attention(m)) return c.weight_flops * w + dsa_flops(m, keys, seq_len, c);
@@ -188,8 +196,8 @@ LayerParams layer_params(const ModelSpec& m, int layer) {
     p.attention = attention_params(m);
     return p;
   }
-  p.attention = attention_params(m);
-  p.norms = m.norms_per_layer * norm_vector(m) * h;
+  p.attention = attention_params(m) + compressor_params(m, layer);
+  p.norms = m.norms_per_layer * norm_vector(m) * h + hyper_connection_params(m);
   // Layers past the decoder (MTP modules) take the shape of an MoE layer in MoE models.
   const bool moe = layer >= m.layers ? is_moe(m) : is_moe_layer(m, layer);
   if (moe) {
@@ -206,7 +214,9 @@ int64_t attention_params(const ModelSpec& m) {
   const AttentionSpec& a = m.attention;
   const int64_t h = m.hidden;
   int64_t n = attention_weights(m);
-  if (a.kind == AttentionKind::kMla) {
+  if (a.kind == AttentionKind::kSharedKv) {
+    n += a.q_lora_rank + a.head_dim + (a.sinks ? a.heads : 0);  // q latent and kv norms, sinks
+  } else if (a.kind == AttentionKind::kMla) {
     n += a.kv_lora_rank + a.q_lora_rank;  // RMSNorm on the q and kv latents
   } else {
     if (a.qkv_bias) n += int64_t{a.heads + 2 * a.kv_heads} * a.head_dim;
@@ -235,7 +245,7 @@ int64_t indexer_params(const ModelSpec& m) {
 }
 
 bool is_sparse_attention(const ModelSpec& m) {
-  return m.attention.sparse_topk > 0;
+  return m.attention.sparse_topk > 0 && m.attention.kind == AttentionKind::kMla;
 }
 
 double sparse_attended_keys(int topk, double s) {
@@ -248,7 +258,8 @@ int64_t embedding_params(const ModelSpec& m) {
 }
 
 int64_t output_params(const ModelSpec& m) {
-  return norm_vector(m) * m.hidden + (m.tied_embeddings ? 0 : m.vocab * m.hidden);
+  return norm_vector(m) * m.hidden + (m.tied_embeddings ? 0 : m.vocab * m.hidden) +
+         hyper_head_params(m);
 }
 
 int64_t mtp_params(const ModelSpec& m) {
@@ -315,7 +326,13 @@ double model_flops_per_token(const ModelSpec& m, int seq_len, const FlopConventi
     // (a hybrid model's MTP layer is attention + FFN: the layer past the decoder)
     const int last = is_hybrid(m) ? m.layers : m.layers - 1;
     const double h = static_cast<double>(m.hidden);
-    f += m.mtp_layers * (layer_flops(m, last, seq_len, c) + c.weight_flops * 2.0 * h * h + head);
+    if (!is_compressed_attention(m)) {
+      f += m.mtp_layers * (layer_flops(m, last, seq_len, c) + c.weight_flops * 2.0 * h * h + head);
+    } else {
+      // DeepSeek-V4's MTP modules have compress ratios of their own (layers past the decoder).
+      for (int j = 0; j < m.mtp_layers; ++j)
+        f += layer_flops(m, m.layers + j, seq_len, c) + c.weight_flops * 2.0 * h * h + head;
+    }
   }
   return f;
 }

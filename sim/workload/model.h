@@ -15,6 +15,13 @@ namespace fleetsim {
 enum class AttentionKind {
   kGqa,  // multi-head / grouped-query attention (kv_heads == heads is plain MHA)
   kMla,  // DeepSeek multi-head latent attention (low-rank q and kv projections)
+  // DeepSeek-V4 shared-KV multi-query attention (transformers DeepseekV4Attention): q through a
+  // low-rank latent (q_a h → q_lora_rank, its RMSNorm, q_b → heads · head_dim, a weightless
+  // per-head RMSNorm), one KV head (kv_proj h → head_dim, its RMSNorm) read as both key and value,
+  // a learned sink logit per head, and the grouped low-rank output projection (o_a: each of the
+  // o_groups groups of heads · head_dim / o_groups → o_lora_rank, o_b: o_groups · o_lora_rank →
+  // h). Every layer attends over a sliding window; compress_ratios adds compressed history.
+  kSharedKv,
 };
 
 enum class MlpKind {
@@ -62,6 +69,20 @@ struct AttentionSpec {
   int sparse_topk = 0;
   int indexer_heads = 0;
   int indexer_head_dim = 0;
+  // kSharedKv only (0 / empty otherwise). Grouped output projection and per-head sinks.
+  int o_groups = 0;
+  int o_lora_rank = 0;
+  bool sinks = false;
+  // Compressed attention (DeepSeek-V4): one ratio per layer, the MTP modules' after the decoder's
+  // (config.json compress_ratios). 0: the sliding window only. r > 0: a compressor pools every r
+  // tokens' KV into one entry (kv_proj and gate_proj from the hidden state, a learned position
+  // bias of r rows, softmax over the window, RMSNorm) that every later query also attends to
+  // (HCA, heavily compressed). Ratio csa_ratio is CSA instead: two overlapping series (the
+  // projections twice as wide) and a lightning indexer (its own compressor at indexer_head_dim,
+  // q_b from the q latent to indexer_heads × indexer_head_dim, weights_proj h → indexer_heads)
+  // choosing the sparse_topk best compressed entries per query.
+  std::vector<int> compress_ratios;
+  int csa_ratio = 0;
 };
 
 struct MoeSpec {
@@ -86,6 +107,23 @@ struct MoeSpec {
   // the TP ranks (TELinear parallel_mode "duplicated") and counted in LayerParams::router.
   int64_t latent = 0;
   int64_t expert_width(int64_t hidden) const { return latent > 0 ? latent : hidden; }
+  // Hash routing (DeepSeek-V4 DeepseekV4HashRouter): the first hash_layers MoE layers pick their
+  // top_k experts from a frozen token-id → experts table (a buffer, not a parameter) instead of
+  // the top-k of the router scores; the router GEMM still runs (its scores weight the experts).
+  int hash_layers = 0;
+};
+
+// Manifold-constrained hyper-connections (mHC; DeepSeek-V4, transformers
+// DeepseekV4HyperConnection): the residual is `streams` parallel copies of the hidden state. Before
+// the attention and before the FFN of every layer a module flattens the streams (weightless
+// RMSNorm), projects them (fn: (2 + n)·n × n·h, base (2 + n)·n, 3 scales) to the pre (n), post (n)
+// and comb (n × n, made doubly stochastic by sinkhorn_iters Sinkhorn-Knopp iterations) weights,
+// collapses the streams into the block's input with pre and writes post ⊗ output + combᵀ · streams
+// back. A final head (n × n·h, n, 1) collapses them before the last norm. streams 0: plain
+// residual.
+struct HyperConnectionSpec {
+  int streams = 0;
+  int sinkhorn_iters = 0;
 };
 
 // One residual block of a hybrid model (Megatron-Core's hybrid_layer_pattern / Hugging Face
@@ -185,6 +223,7 @@ struct ModelSpec {
   std::vector<BlockKind> blocks;
   MambaSpec mamba;
   GdnSpec gdn;
+  HyperConnectionSpec hyper;
   int mtp_layers = 0;  // multi-token-prediction modules (DeepSeek-V3)
   // Published totals, for checking the closed forms (0 = not published).
   double published_total_params = 0;
@@ -243,7 +282,19 @@ double megatron_gdn_flops_per_token(const ModelSpec& m);
 // DeepSeek sparse attention: the lightning indexer's parameters of one layer (wq_b from the
 // q latent, wk, the key's LayerNorm, weights_proj), 0 for dense attention.
 int64_t indexer_params(const ModelSpec& m);
+// DeepSeek sparse attention over MLA (DeepSeek-V3.2); DeepSeek-V4's CSA indexer is not this.
 bool is_sparse_attention(const ModelSpec& m);
+
+// DeepSeek-V4 (model_v4.cpp): shared-KV attention with compressed history and mHC residuals.
+bool is_compressed_attention(const ModelSpec& m);
+// Compression ratio of layer `layer` (decoder layers, then the MTP modules); 0 = window only.
+int compress_ratio(const ModelSpec& m, int layer);
+// The compressor of layer `layer` (kv_proj, gate_proj, position bias, RMSNorm; CSA: twice as
+// wide, plus the lightning indexer's compressor, q_b, weights_proj), 0 for a window-only layer.
+int64_t compressor_params(const ModelSpec& m, int layer);
+// mHC: the two hyper-connection modules of one layer (fn, base, scale each), and the final head.
+int64_t hyper_connection_params(const ModelSpec& m);
+int64_t hyper_head_params(const ModelSpec& m);
 // Average keys a query's core attention reads under DSA at sequence length s: top-k of the
 // causal prefix, k − k²/(2s) for s > k (as a window of k), s/2 otherwise.
 double sparse_attended_keys(int topk, double s);
@@ -256,8 +307,9 @@ int moe_layer_count(const ModelSpec& m);
 // Parameter counts (elements, not bytes).
 struct LayerParams {
   // Token mixer: q/k/v/o projections (+ MLA low-rank matrices, biases), or a Mamba-2 mixer.
+  // DeepSeek-V4: the layer's compressor and indexer are counted here too.
   int64_t attention = 0;
-  int64_t norms = 0;           // layer norms in the layer
+  int64_t norms = 0;           // layer norms in the layer (and mHC's two mixing modules)
   int64_t dense_mlp = 0;       // dense FFN (0 on MoE layers)
   int64_t router = 0;          // MoE router (+ LatentMoE's two latent projections)
   int64_t routed_experts = 0;  // all routed experts of the layer
@@ -269,7 +321,7 @@ struct LayerParams {
 };
 LayerParams layer_params(const ModelSpec& m, int layer);
 int64_t embedding_params(const ModelSpec& m);  // input embedding
-int64_t output_params(const ModelSpec& m);     // LM head (0 when tied) + final norm
+int64_t output_params(const ModelSpec& m);     // LM head (0 when tied) + final norm (+ mHC head)
 int64_t mtp_params(const ModelSpec& m);        // MTP modules (sharing embedding and head)
 int64_t total_params(const ModelSpec& m);      // everything, MTP excluded
 int64_t active_params(const ModelSpec& m);     // per token: top_k routed + shared experts
@@ -300,6 +352,10 @@ struct FlopConvention {
 };
 double model_flops_per_token(const ModelSpec& m, int seq_len, const FlopConvention& c);
 double model_flops_per_token(const ModelSpec& m, int seq_len);  // default FlopConvention
+// DeepSeek-V4: the attention part of layer `layer`'s training FLOPs per token (projections,
+// compressor, indexer, window and compressed cores), Megatron-Bridge's dsv4_hybrid terms.
+double compressed_attention_flops(const ModelSpec& m, int layer, int seq_len,
+                                  const FlopConvention& c);
 
 // Average number of keys one query attends to in layer `layer` at sequence length s (causal,
 // continuous: s/2 for full attention; window w: w - w²/(2s) when s > w; chunk c: by chunks).

@@ -61,6 +61,12 @@ void check_gdn_dsa_parallel(const ModelSpec& m, const ParallelConfig& p, const F
 
 template <class Fail>
 void check_hybrid_parallel(const ModelSpec& m, const ParallelConfig& p, const Fail& fail) {
+  // DeepSeek-V4: parameters and model FLOPs are modelled (model_v4.cpp), its step is not.
+  if (is_compressed_attention(m))
+    fail("/model",
+         "the step model of DeepSeek-V4 (shared-KV attention with CSA / HCA compressors and the "
+         "lightning indexer, grouped low-rank output projection, mHC residual streams, hash "
+         "routing) is not implemented: parameter and FLOP counts only (docs/models.md)");
   check_gdn_dsa_parallel(m, p, fail);
   bool mamba = false;
   for (BlockKind k : m.blocks)

@@ -158,6 +158,11 @@ hf_bad no-hidden '{"model_type": "llama", "num_hidden_layers": 2, "vocab_size": 
 hf_bad negative-layers '{"model_type": "llama", "num_hidden_layers": -2, "hidden_size": 64}' "/num_hidden_layers: expected an integer in [1, 100000], got -2"
 hf_bad unknown-key "${mini}, \"moe_layer_period\": 2}" "/moe_layer_period: key not understood"
 hf_bad mamba '{"model_type": "mamba2", "hidden_size": 64}' "/model_type: 'mamba2': pure Mamba-2"
+hf_bad v4-ratios "$(sed 's/4, 0]/4, 0, 0, 0]/' tests/scenario/hf_configs/deepseek-v4-flash.json)" "/compress_ratios: expected one ratio per layer and MTP module"
+# DeepSeek-V4: imported and counted, its step refused (exit 2) naming what is not modelled.
+hf_scenario "$tmp/hf-v4.json" tests/scenario/hf_configs/deepseek-v4-flash.json 8
+check run-v4-refused 2 "$bin" run "$tmp/hf-v4.json"
+if grep -qF "hf-v4.json:/workload/model: the step model of DeepSeek-V4" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL run-v4-refused message"; cat "$tmp/err"; fi
 hf_bad hybrid-pattern '{"model_type": "nemotron_h", "num_hidden_layers": 2, "hidden_size": 64, "vocab_size": 100, "max_position_embeddings": 64, "hybrid_override_pattern": "MX"}' "/hybrid_override_pattern: character 1 'X' is not a block kind"
 # Work limits: each refused up front with exit 2, the estimate and the flag that raises it.
 limit() {  # name, message (fixed string), command...

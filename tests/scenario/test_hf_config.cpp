@@ -58,7 +58,8 @@ TEST_CASE("imported configs match their published parameter counts within 1 %") 
                         {"qwen3-next-80b-a3b", 80e9},
                         {"deepseek-v3.2-exp", 671e9},
                         {"nemotron-3-super-120b-a12b", 120.6e9},
-                        {"nemotron-3-ultra-550b-a55b", 550e9}};
+                        {"nemotron-3-ultra-550b-a55b", 550e9},
+                        {"deepseek-v4-flash", 284e9}};
   for (const Case& c : cases) {
     INFO(c.file);
     const ModelSpec m = fixture(c.file).model;
@@ -427,4 +428,76 @@ TEST_CASE("bad Nemotron-H config.json files name the key") {
       Catch::Contains("c.json:/chunk_size: disagrees with mamba_chunk_size"));
   CHECK_THROWS_WITH(text(with("M-M-M-M*", "M-M-M-E*")),
                     Catch::Contains("c.json:/n_routed_experts: missing required key"));
+}
+
+TEST_CASE("DeepSeek-V4-Flash config.json equals the zoo definition") {
+  const ModelSpec a = fixture("deepseek-v4-flash").model;
+  const ModelSpec z = load_model("deepseek-v4-flash", kRoot);
+  CHECK(a.attention.kind == AttentionKind::kSharedKv);
+  CHECK(a.layers == z.layers);
+  CHECK(a.hidden == z.hidden);
+  CHECK(a.vocab == z.vocab);
+  CHECK(a.attention.heads == z.attention.heads);
+  CHECK(a.attention.kv_heads == 1);
+  CHECK(a.attention.head_dim == z.attention.head_dim);
+  CHECK(a.attention.q_lora_rank == z.attention.q_lora_rank);
+  CHECK(a.attention.qk_rope_head_dim == z.attention.qk_rope_head_dim);
+  CHECK(a.attention.o_groups == z.attention.o_groups);
+  CHECK(a.attention.o_lora_rank == z.attention.o_lora_rank);
+  CHECK(a.attention.sinks == z.attention.sinks);
+  CHECK(a.attention.sliding_window == z.attention.sliding_window);
+  CHECK(a.attention.compress_ratios == z.attention.compress_ratios);
+  CHECK(a.attention.csa_ratio == z.attention.csa_ratio);
+  CHECK(a.attention.sparse_topk == z.attention.sparse_topk);
+  CHECK(a.attention.indexer_heads == z.attention.indexer_heads);
+  CHECK(a.attention.indexer_head_dim == z.attention.indexer_head_dim);
+  CHECK(a.moe.experts == z.moe.experts);
+  CHECK(a.moe.top_k == z.moe.top_k);
+  CHECK(a.moe.shared_expert_ffn == z.moe.shared_expert_ffn);
+  CHECK(a.moe.hash_layers == 3);
+  CHECK(a.moe.hash_layers == z.moe.hash_layers);
+  CHECK(a.hyper.streams == z.hyper.streams);
+  CHECK(a.hyper.sinkhorn_iters == z.hyper.sinkhorn_iters);
+  CHECK(a.mtp_layers == z.mtp_layers);
+  CHECK(total_params(a) == total_params(z));
+  CHECK(active_params(a) == active_params(z));
+  CHECK(model_flops_per_token(a, 4096) == Approx(model_flops_per_token(z, 4096)));
+  // Published 284B total / 13B active (model card): 284.33B; 13.27B without the input
+  // embedding, the published figure's two digits (2.1 %; test_v4.cpp).
+  CHECK(static_cast<double>(total_params(a)) == Approx(284e9).epsilon(0.01));
+  CHECK(static_cast<double>(active_params(a) - embedding_params(a)) == Approx(13e9).epsilon(0.025));
+}
+
+TEST_CASE("bad DeepSeek-V4 config.json files name the key") {
+  const std::string good = read_text_file(kDir + "deepseek-v4-flash.json");
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    const size_t at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  CHECK_NOTHROW(text(good));
+  CHECK_THROWS_WITH(text(with("4, 0]", "4, 0, 0, 0]")),
+                    Catch::Contains("c.json:/compress_ratios: expected one ratio per layer and "
+                                    "MTP module (num_hidden_layers + num_nextn_predict_layers = "
+                                    "44), got 46"));
+  CHECK_THROWS_WITH(text(with("[0, 0, 4, 128,", "[0, 0, 8, 128,")),
+                    Catch::Contains("c.json:/compress_ratios/2: expected 0 (sliding window only), "
+                                    "4 (CSA) or 128 (HCA)"));
+  CHECK_THROWS_WITH(text(with("\"num_key_value_heads\": 1", "\"num_key_value_heads\": 8")),
+                    Catch::Contains("c.json:/num_key_value_heads: DeepSeek-V4 attention has one "
+                                    "shared KV head"));
+  CHECK_THROWS_WITH(text(with("\"o_groups\": 8", "\"o_groups\": 7")),
+                    Catch::Contains("c.json:/o_groups: must divide num_attention_heads"));
+  CHECK_THROWS_WITH(text(with("\"hc_mult\": 4,", "")),
+                    Catch::Contains("c.json:/hc_mult: missing required key"));
+  CHECK_THROWS_WITH(text(with("\"index_topk\": 512,", "")),
+                    Catch::Contains("c.json:/index_topk: missing required key"));
+  CHECK_THROWS_WITH(text(with("\"num_hidden_layers\": 43", "\"num_hidden_layers\": -1")),
+                    Catch::Contains("c.json:/num_hidden_layers: expected an integer in"));
+  CHECK_THROWS_WITH(text(with("\"hidden_size\": 4096,", "")),
+                    Catch::Contains("c.json:/hidden_size: missing required key"));
+  CHECK_THROWS_WITH(
+      text(with("\"use_cache\": true", "\"use_cache\": true, \"dspark_block_size\": 5")),
+      Catch::Contains("c.json:/dspark_block_size: key not understood"));
 }

@@ -20,11 +20,11 @@ std::string model_json(const std::string& extra = "", const std::string& attenti
 }
 }  // namespace
 
-TEST_CASE("the zoo holds the 24 reference models and 10 hybrid ones") {
+TEST_CASE("the zoo holds the 24 reference models and 11 hybrid ones") {
   const auto ids = known_models(kRoot);
   // One per row of model-configs.csv, and one per row of model-configs-hybrid.csv whose layers
   // fleetsim models (workloads/import_models.py HYBRID_IDS).
-  CHECK(ids.size() == 24 + 10);
+  CHECK(ids.size() == 24 + 11);
   for (const auto& id : ids) {
     INFO(id);
     const ModelSpec m = load_model(id, kRoot);

@@ -112,6 +112,7 @@ TEST_CASE("computed totals match the published parameter counts") {
       {"nemotron3-super-120b-a12b", 0.01},  // 120.67B vs 120.6B (LatentMoE, MTP excluded)
       {"nemotron3-ultra-550b-a55b", 0.01},  // 549.31B vs 550B
       {"kimi-linear-48b-a3b", 0.03},        // 49.12B named "48B" (routed experts alone 47.1B)
+      {"deepseek-v4-flash", 0.01},          // 284.33B vs 284B (MTP excluded; test_v4.cpp)
   };
   for (const Case& c : cases) {
     const ModelSpec m = zoo(c.id);
