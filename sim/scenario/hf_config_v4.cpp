@@ -1,5 +1,6 @@
-// Hugging Face config.json -> ModelSpec for DeepSeek-V4 (model_type deepseek_v4, the
-// checkpoints' DeepseekV4Config keys: compress_ratios, num_hash_layers, qk_rope_head_dim), as
+// Hugging Face config.json -> ModelSpec for DeepSeek-V4 (model_type deepseek_v4: the
+// checkpoints' keys compress_ratios, num_hash_layers, qk_rope_head_dim, or those transformers'
+// DeepseekV4Config writes, layer_types, compress_rates, mlp_layer_types), as
 // transformers' modeling_deepseek_v4.py builds the model: shared-KV attention (AttentionKind::
 // kSharedKv) with a sliding window on every layer and per-layer CSA / HCA compressors, mHC
 // residual streams, every layer MoE (the first num_hash_layers hash-routed). docs/models.md.
@@ -19,6 +20,71 @@ namespace {
 constexpr int kCsa = 4;
 constexpr int kHca = 128;
 
+// transformers' layout: one layer type per decoder layer ("sliding_attention",
+// "compressed_sparse_attention", "heavily_compressed_attention") and the rates of the two
+// compressed types (compress_rates; absent: DeepseekV4Config's 4 and 128). The MTP modules,
+// which transformers does not build, get ratio 0 (a window-only layer), as vLLM's
+// get_compress_ratios and the checkpoints' lists have it.
+std::vector<int64_t> ratios_from_layer_types(HfReader& r, const ModelSpec& m, int64_t* csa) {
+  if (r.present("compress_ratios"))
+    r.fail("/layer_types",
+           "give compress_ratios (the checkpoint's) or layer_types (transformers'), not both");
+  int64_t hca = kHca;
+  if (r.present("compress_rates")) {
+    HfReader cr = r.child("compress_rates");
+    *csa = cr.integer("compressed_sparse_attention", 2, int64_t{1} << 20, "");
+    hca = cr.integer("heavily_compressed_attention", 2, int64_t{1} << 20, "");
+    cr.finish("DeepseekV4Config compress_rates");
+    r.adopt(cr);
+    if (*csa == hca)
+      r.fail("/compress_rates",
+             "the CSA and HCA rates must differ (fleetsim tells the layers apart by their rate)");
+  }
+  const std::vector<std::string> types = r.string_list("layer_types");
+  if (static_cast<int>(types.size()) != m.layers)
+    r.fail("/layer_types", "expected one entry per layer (" + std::to_string(m.layers) + "), got " +
+                               std::to_string(types.size()));
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (types[i] == "sliding_attention") {
+      out.push_back(0);
+    } else if (types[i] == "compressed_sparse_attention") {
+      out.push_back(*csa);
+    } else if (types[i] == "heavily_compressed_attention") {
+      out.push_back(hca);
+    } else {
+      r.fail("/layer_types/" + std::to_string(i),
+             "expected 'sliding_attention', 'compressed_sparse_attention' or "
+             "'heavily_compressed_attention', got '" +
+                 types[i] + "'");
+    }
+  }
+  out.insert(out.end(), static_cast<size_t>(m.mtp_layers), 0);
+  r.note("/attention/compress_ratios",
+         "config.json:/layer_types and compress_rates; the MTP modules window-only (0)");
+  return out;
+}
+
+// The checkpoints' list: one ratio per decoder layer and MTP module, each 0, 4 or 128.
+std::vector<int64_t> checkpoint_ratios(HfReader& r, const ModelSpec& m) {
+  const std::vector<int64_t> ratios = r.int_list("compress_ratios", 0, kHca);
+  const size_t want = static_cast<size_t>(m.layers + m.mtp_layers);
+  if (ratios.size() != want)
+    r.fail("/compress_ratios",
+           "expected one ratio per layer and MTP module (num_hidden_layers + "
+           "num_nextn_predict_layers = " +
+               std::to_string(want) + "), got " + std::to_string(ratios.size()));
+  for (size_t i = 0; i < ratios.size(); ++i) {
+    if (ratios[i] != 0 && ratios[i] != kCsa && ratios[i] != kHca)
+      r.fail("/compress_ratios/" + std::to_string(i),
+             "expected 0 (sliding window only), 4 (CSA) or 128 (HCA), the ratios DeepSeek-V4's "
+             "compressors are defined for, got " +
+                 std::to_string(ratios[i]));
+  }
+  r.note("/attention/compress_ratios", "config.json:/compress_ratios (decoder layers, then MTP)");
+  return ratios;
+}
+
 void read_v4_attention(HfReader& r, ModelSpec& m) {
   AttentionSpec& a = m.attention;
   a.kind = AttentionKind::kSharedKv;
@@ -31,8 +97,15 @@ void read_v4_attention(HfReader& r, ModelSpec& m) {
   r.note("/attention/kv_heads", "one shared KV head (kv_proj), read as both key and value");
   a.head_dim = static_cast<int>(r.integer("head_dim", 1, 4096, "/attention/head_dim"));
   a.q_lora_rank = static_cast<int>(r.integer("q_lora_rank", 1, m.hidden, "/attention/q_lora_rank"));
-  a.qk_rope_head_dim =
-      static_cast<int>(r.integer("qk_rope_head_dim", 0, a.head_dim, "/attention/qk_rope_head_dim"));
+  if (r.present("qk_rope_head_dim")) {
+    a.qk_rope_head_dim = static_cast<int>(
+        r.integer("qk_rope_head_dim", 0, a.head_dim, "/attention/qk_rope_head_dim"));
+  } else {
+    a.qk_rope_head_dim = a.head_dim / 8;  // position encoding only: no parameters or FLOPs
+    r.note("/attention/qk_rope_head_dim",
+           "qk_rope_head_dim absent: head_dim / 8, DeepseekV4Config's default "
+           "partial_rotary_factor (64 / 512)");
+  }
   a.o_groups = static_cast<int>(r.integer("o_groups", 1, a.heads, "/attention/o_groups"));
   if (a.heads % a.o_groups != 0)
     r.fail("/o_groups", "must divide num_attention_heads (" + std::to_string(a.heads) + ")");
@@ -51,28 +124,18 @@ void read_v4_attention(HfReader& r, ModelSpec& m) {
   m.mtp_layers = static_cast<int>(r.present("num_nextn_predict_layers")
                                       ? r.integer("num_nextn_predict_layers", 0, 16, "/mtp_layers")
                                       : 0);
-  const std::vector<int64_t> ratios = r.int_list("compress_ratios", 0, kHca);
-  const size_t want = static_cast<size_t>(m.layers + m.mtp_layers);
-  if (ratios.size() != want)
-    r.fail("/compress_ratios",
-           "expected one ratio per layer and MTP module (num_hidden_layers + "
-           "num_nextn_predict_layers = " +
-               std::to_string(want) + "), got " + std::to_string(ratios.size()));
-  for (size_t i = 0; i < ratios.size(); ++i) {
-    if (ratios[i] != 0 && ratios[i] != kCsa && ratios[i] != kHca)
-      r.fail("/compress_ratios/" + std::to_string(i),
-             "expected 0 (sliding window only), 4 (CSA) or 128 (HCA), the ratios DeepSeek-V4's "
-             "compressors are defined for, got " +
-                 std::to_string(ratios[i]));
-    a.compress_ratios.push_back(static_cast<int>(ratios[i]));
-  }
-  a.csa_ratio = kCsa;
-  r.note("/attention/compress_ratios", "config.json:/compress_ratios (decoder layers, then MTP)");
+  int64_t csa = kCsa;
+  const std::vector<int64_t> ratios =
+      r.present("layer_types") ? ratios_from_layer_types(r, m, &csa) : checkpoint_ratios(r, m);
+  for (int64_t x : ratios)
+    a.compress_ratios.push_back(static_cast<int>(x));
+  a.csa_ratio = static_cast<int>(csa);
   r.note("/attention/csa_ratio",
-         "ratio-4 layers are CSA (overlapping compressor and lightning indexer), ratio-128 HCA: "
-         "transformers _COMPRESS_RATIO_TO_LAYER_TYPE");
-  r.ignore("compress_rope_theta");
-  if (std::count(ratios.begin(), ratios.end(), kCsa) > 0) {
+         "CSA layers (overlapping compressor and lightning indexer) have ratio " +
+             std::to_string(csa) + ", HCA layers the other: transformers DeepseekV4Config");
+  for (const char* k : {"compress_rope_theta", "compress_rope_parameters"})
+    r.ignore(k);
+  if (std::count(ratios.begin(), ratios.end(), csa) > 0) {
     a.sparse_topk =
         static_cast<int>(r.integer("index_topk", 1, int64_t{1} << 30, "/attention/sparse_topk"));
     a.indexer_heads =
@@ -105,8 +168,28 @@ void read_v4_moe(HfReader& r, ModelSpec& m) {
   s.hash_layers = static_cast<int>(
       r.present("num_hash_layers") ? r.integer("num_hash_layers", 0, m.layers, "/moe/hash_layers")
                                    : 3);
-  if (!r.present("num_hash_layers"))
+  if (r.present("mlp_layer_types")) {
+    // transformers' per-layer list: "hash_moe" for the leading hash-routed layers, then "moe".
+    const std::vector<std::string> types = r.string_list("mlp_layer_types");
+    if (static_cast<int>(types.size()) != m.layers)
+      r.fail("/mlp_layer_types", "expected one entry per layer (" + std::to_string(m.layers) +
+                                     "), got " + std::to_string(types.size()));
+    int hash = 0;
+    for (size_t i = 0; i < types.size(); ++i) {
+      const bool first = types[i] == "hash_moe" && static_cast<int>(i) == hash;
+      if (first) ++hash;
+      if (!first && types[i] != "moe")
+        r.fail("/mlp_layer_types/" + std::to_string(i),
+               "expected 'hash_moe' (a prefix of the layers) or 'moe', got '" + types[i] + "'");
+    }
+    if (r.present("num_hash_layers") && hash != s.hash_layers)
+      r.fail("/num_hash_layers",
+             "disagrees with mlp_layer_types (" + std::to_string(hash) + " hash_moe layers)");
+    s.hash_layers = hash;
+    r.note("/moe/hash_layers", "the hash_moe entries of config.json:/mlp_layer_types");
+  } else if (!r.present("num_hash_layers")) {
     r.note("/moe/hash_layers", "num_hash_layers absent: 3, DeepseekV4Config's default");
+  }
   r.ignore("expert_dtype");  // the checkpoint's FP4 experts: quantisation of the published file
   m.unmodelled.push_back({"router_scoring", "none",
                           "sqrtsoftplus scores with expert bias, top-k renormalised, "

@@ -501,3 +501,54 @@ TEST_CASE("bad DeepSeek-V4 config.json files name the key") {
       text(with("\"use_cache\": true", "\"use_cache\": true, \"dspark_block_size\": 5")),
       Catch::Contains("c.json:/dspark_block_size: key not understood"));
 }
+
+TEST_CASE("DeepSeek-V4 in transformers' layout (layer_types, mlp_layer_types) maps the same") {
+  std::string t = read_text_file(kDir + "deepseek-v4-flash.json");
+  auto swap = [&](const std::string& from, const std::string& to) {
+    const size_t at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    t.replace(at, from.size(), to);
+  };
+  // transformers' DeepseekV4Config: the checkpoint's ratios as layer types (the MTP entry is
+  // not a layer), the hash layers as mlp_layer_types, qk_rope_head_dim derived.
+  std::string types = "[\"sliding_attention\", \"sliding_attention\"";
+  for (int i = 0; i < 20; ++i)
+    types += ", \"compressed_sparse_attention\", \"heavily_compressed_attention\"";
+  types += ", \"compressed_sparse_attention\"]";
+  std::string mlp = "[\"hash_moe\", \"hash_moe\", \"hash_moe\"";
+  for (int i = 3; i < 43; ++i)
+    mlp += ", \"moe\"";
+  mlp += "]";
+  const size_t at = t.find("\"compress_ratios\": [");
+  REQUIRE(at != std::string::npos);
+  t.replace(at, t.find(']', at) + 1 - at,
+            "\"layer_types\": " + types +
+                ", \"compress_rates\": {\"compressed_sparse_attention\": 4, "
+                "\"heavily_compressed_attention\": 128}, \"mlp_layer_types\": " +
+                mlp);
+  swap("\"num_hash_layers\": 3,", "");
+  swap("\"qk_rope_head_dim\": 64,", "");
+  const ModelSpec a = text(t).model;
+  const ModelSpec b = fixture("deepseek-v4-flash").model;
+  CHECK(a.attention.compress_ratios == b.attention.compress_ratios);
+  CHECK(a.attention.csa_ratio == 4);
+  CHECK(a.attention.qk_rope_head_dim == 64);
+  CHECK(a.moe.hash_layers == 3);
+  CHECK(total_params(a) == total_params(b));
+  CHECK(model_flops_per_token(a, 4096) == Approx(model_flops_per_token(b, 4096)));
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string u = t;
+    const size_t p = u.find(from);
+    REQUIRE(p != std::string::npos);
+    return u.replace(p, from.size(), to);
+  };
+  CHECK_THROWS_WITH(text(with("[\"sliding_attention\", \"sliding_attention\"",
+                              "[\"sliding_attention\", \"full_attention\"")),
+                    Catch::Contains("c.json:/layer_types/1: expected 'sliding_attention'"));
+  CHECK_THROWS_WITH(text(with("[\"hash_moe\", \"hash_moe\", \"hash_moe\", \"moe\"",
+                              "[\"hash_moe\", \"moe\", \"hash_moe\", \"moe\"")),
+                    Catch::Contains("c.json:/mlp_layer_types/2: expected 'hash_moe' (a prefix"));
+  CHECK_THROWS_WITH(
+      text(with("\"heavily_compressed_attention\": 128}", "\"heavily_compressed_attention\": 4}")),
+      Catch::Contains("c.json:/compress_rates: the CSA and HCA rates must differ"));
+}
