@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
+#include "coll/dispatch.h"
 #include "compute/compute_model.h"
 #include "scenario/model_loader.h"
 #include "scenario/scenario.h"
@@ -43,7 +45,10 @@ struct Setup {
   Block block(int experts, bool backward) {
     ModelSpec m = model;
     m.moe.experts = experts;
-    LayerCostModel lc(m, par, fw, compute, [](Dim, CollOp, double) { return Time::from_us(10); });
+    LayerCostModel lc(m, par, fw, compute, [](Dim, CollOp op, double) {
+      return Time::from_us(op == CollOp::kAllGather ? 77 : 10);
+    });
+    if (flex) lc.set_ep_dispatch([](double, double) { return Time::from_us(10); });
     return lc.layer(0, backward);
   }
 };
@@ -63,7 +68,8 @@ TEST_CASE("per-expert launches grow linearly with the local experts") {
   REQUIRE(s.model.moe.shared_experts == 0);
   // Local experts G = experts / ep = 8, 16, 32. TE GroupedLinear launches per expert: forward
   // one GEMM for fc1 and one for fc2, each after one quantise in low precision (current scaling:
-  // plus an amax pass); backward per linear a quantise of the gradient, a dgrad and a wgrad.
+  // Float8CurrentScalingQuantizer::quantize_impl's amax, scale and cast kernels, 3 in all);
+  // backward per linear a quantise of the gradient, a dgrad and a wgrad.
   struct Case {
     PrecisionRecipe prec;
     bool grouped;
@@ -72,7 +78,7 @@ TEST_CASE("per-expert launches grow linearly with the local experts") {
   const Case cases[] = {
       {PrecisionRecipe::kBf16, true, 2, 4},
       {PrecisionRecipe::kMxfp8, true, 2 * (1 + 1), 2 * (1 + 2)},
-      {PrecisionRecipe::kFp8Current, true, 2 * (2 + 1), 2 * (2 + 2)},
+      {PrecisionRecipe::kFp8Current, true, 2 * (3 + 1), 2 * (3 + 2)},
       // SequentialMLP: per expert its own TE Linear pair and activation kernel.
       {PrecisionRecipe::kBf16, false, 2 + 1, 4 + 1},
       {PrecisionRecipe::kMxfp8, false, 2 * (1 + 1) + 1, 2 * (1 + 2) + 1},
@@ -211,4 +217,111 @@ TEST_CASE("mlp recompute skips MoE layers, shared_experts replays the shared exp
   CHECK(kernels(kRecomputeCoreAttn | kRecomputeMlp) == base);
   // The shared expert's forward again: fc1, the activation, fc2 (three kernels in BF16).
   CHECK(kernels(kRecomputeCoreAttn | kRecomputeSharedExperts) == base + 3);
+}
+
+TEST_CASE("HybridEP gathers every EP rank's routing map before each forward dispatch") {
+  // deep_ep/hybrid_ep_buffer.py dispatch_with_permute without a handle: all_gather_into_tensor
+  // of the [tokens x experts] bool routing map over the EP group, then the metadata-preprocess
+  // kernel. Qwen3-30B-A3B, 4096 tokens per rank, 128 experts, ep = 8: 4096 · 128 · 8 =
+  // 4,194,304 bytes gathered, once per forward; the backward reuses the handle.
+  Setup s;
+  s.flex = true;
+  s.fw.moe_dispatcher = MoeDispatcher::kHybridEp;
+  auto gathers = [](const Block& b, double* bytes) {
+    int n = 0;
+    for (const CollCall& c : b.colls)
+      if (c.dim == Dim::kEp && c.op == CollOp::kAllGather) {
+        ++n;
+        *bytes = c.bytes;
+      }
+    return n;
+  };
+  double bytes = 0;
+  const Block fwd = s.block(128, false);
+  CHECK(gathers(fwd, &bytes) == 1);
+  CHECK(bytes == 4096.0 * 128 * 8);
+  int syncs = 0;
+  for (const Segment& sg : fwd.segs)
+    if (std::string(sg.sync_name) == "ep routing-map all-gather") {
+      ++syncs;
+      CHECK(sg.sync_dim == static_cast<int>(Dim::kEp));
+      CHECK(sg.sync == Time::from_us(77));  // the EP all-gather's time from the comm model
+    }
+  CHECK(syncs == 1);
+  CHECK(gathers(s.block(128, true), &bytes) == 0);
+  // DeepEP computes its dispatch layout locally (get_dispatch_layout): no gather.
+  s.fw.moe_dispatcher = MoeDispatcher::kDeepEp;
+  CHECK(gathers(s.block(128, false), &bytes) == 0);
+}
+
+TEST_CASE("a flex dispatcher's Torch API makes the host wait after every call") {
+  // Each dispatch / combine through the library's Torch API costs t_api beyond its kernels
+  // (sim/coll/dispatch.h, fitted on the Torch-API vs kernel-only rows): the host waits for the
+  // GPU (one round trip) and spends the rest before the next launch. The forward dispatch's
+  // token-count sync before the call is the second round trip its t_api holds. Host costs zero
+  // but the round trip d = 26 us, so the block's host time is the API's alone:
+  //   forward  (t_api - 2d) + (t_api - d)   (dispatch, combine)
+  //   backward 2 (t_api - d)                 (combine's and dispatch's gradients)
+  // and the host waits after the forward's count sync and after every call: 3 / 2 syncs.
+  Setup s;
+  s.flex = true;
+  s.par.precision = PrecisionRecipe::kBf16;
+  s.fw.host = HostCosts{};
+  s.fw.host.d2h = Time::from_us(26);
+  const Time d = s.fw.host.d2h;
+  auto syncs = [](const Block& b) {
+    int n = 0;
+    for (const Segment& sg : b.segs)
+      n += sg.d2h ? 1 : 0;
+    return n;
+  };
+  struct Case {
+    MoeDispatcher disp;
+    Time api;
+  };
+  const Case cases[] = {{MoeDispatcher::kHybridEp, dispatch_globals().api_wait},
+                        {MoeDispatcher::kDeepEp, dispatch_globals().api_wait_deepep}};
+  for (const Case& c : cases) {
+    s.fw.moe_dispatcher = c.disp;
+    REQUIRE(c.api > d * 2);
+    const Block fwd = s.block(128, false), bwd = s.block(128, true);
+    CHECK(host_time(fwd) == (c.api - d * 2) + (c.api - d));
+    CHECK(host_time(bwd) == (c.api - d) * 2);
+    CHECK(syncs(fwd) == 3);
+    CHECK(syncs(bwd) == 2);
+  }
+  // HybridEP's fitted t_api is 122.5 us (calibration/fit_dispatch.py): 70.5 + 96.5 us forward.
+  CHECK(dispatch_globals().api_wait == Time::from_us(122.5));
+  // The alltoall dispatcher has no Torch API: only the forward's count sync, no host work.
+  s.flex = false;
+  s.fw.moe_dispatcher = MoeDispatcher::kAllToAll;
+  CHECK(host_time(s.block(128, false)) == Time::zero());
+  CHECK(syncs(s.block(128, false)) == 1);
+  CHECK(syncs(s.block(128, true)) == 0);
+}
+
+TEST_CASE("Megatron's DeepEP and HybridEP dispatch BF16 tokens in FP8 recipes") {
+  // megatron/core/transformer/moe/fused_a2a.py: HybridEP's fp8_dispatch is forced off and
+  // DeepEP's dispatch gets the BF16 hidden states; a library outside Megatron-Core's managers
+  // (pplx) sends FP8 tokens with one FP32 scale per 128 values. Qwen3-30B-A3B, hidden 2048:
+  // 2 · 2048 = 4096 bytes per BF16 copy, 2048 · (1 + 4/128) = 2112 per FP8 copy; the combine
+  // is BF16 either way.
+  Setup s;
+  s.par.precision = PrecisionRecipe::kFp8Current;
+  auto copy_bytes = [&](MoeDispatcher d) {
+    s.fw.moe_dispatcher = d;
+    std::vector<double> seen;
+    LayerCostModel lc(s.model, s.par, s.fw, s.compute,
+                      [](Dim, CollOp, double) { return Time::from_us(10); });
+    lc.set_ep_dispatch([&](double, double bytes) {
+      seen.push_back(bytes);
+      return Time::from_us(10);
+    });
+    lc.layer(0, false);
+    return seen;
+  };
+  const std::vector<double> bf16 = {4096, 4096};
+  CHECK(copy_bytes(MoeDispatcher::kHybridEp) == bf16);
+  CHECK(copy_bytes(MoeDispatcher::kDeepEp) == bf16);
+  CHECK(copy_bytes(MoeDispatcher::kPplx) == std::vector<double>{2112, 4096});
 }

@@ -77,9 +77,12 @@ class BlockBuilder {
   // The per-expert host work of one GroupedLinear GEMM call over `experts` local experts
   // (HostCosts::expert each: split arithmetic, per-expert workspace / scale / alpha set-up).
   void expert_host(int64_t experts) { host_item(host_.expert * experts); }
-  // Host-only work (no kernel).
+  // Host-only work (no kernel); after a host_sync() it starts the next segment (the host does
+  // it once the GPU has reached the sync).
   void host_item(Time h) {
-    if (!captured() && h > Time::zero()) push(h, Time::zero(), true);
+    if (captured() || h <= Time::zero()) return;
+    if (cur_.d2h) close();
+    push(h, Time::zero(), true);
   }
   // A device-to-host synchronisation after the kernels so far (dropless MoE token counts):
   // the host waits until the GPU has run them, plus a round trip. Ignored inside a

@@ -147,8 +147,13 @@ void LayerBuilder::quant(double elements) {
   // One fused kernel writes the row-wise copy and, where needed, the column-wise one
   // (ComputeModel::quantized_copies).
   b_.module_kernel(c_.quantize(static_cast<int64_t>(elements), gd_));
-  if (p_.precision == PrecisionRecipe::kFp8Current)  // amax pass
+  // Current scaling (Transformer Engine's Float8CurrentScalingQuantizer::quantize_impl) runs
+  // three kernels: the amax pass over the input, the scale from the amax (one FP32 value: the
+  // kernel floor), then the cast above.
+  if (p_.precision == PrecisionRecipe::kFp8Current) {
     b_.module_kernel(c_.memory_bound(elements * 2.0));
+    b_.module_kernel(c_.memory_bound(sizeof(float)));
+  }
 }
 
 // One GEMM of the forward pass [T × k]·[k × n]; in backward its dgrad and wgrad (no wgrad for

@@ -18,11 +18,22 @@
 //   · unpermute (fused: 1; unfused: zeros + scatter_add).
 // With the flex dispatcher (DeepEP / HybridEP) the dispatch kernel itself routes tokens to
 // ranks: dispatch layout (1) · [dispatch] · permute into local-expert order · experts ·
-// unpermute · [combine]; no chunk sorts.
+// unpermute · [combine]; no chunk sorts. HybridEP's dispatch without a handle (every forward)
+// first gathers the routing map of every EP rank (torch.distributed.all_gather_into_tensor of
+// the [tokens x experts] bool map) and runs its metadata-preprocessing kernel over it
+// (deep_ep/hybrid_ep_buffer.py dispatch_with_permute): an EP all-gather of tokens · experts ·
+// ep bytes and an HBM-bound read of them, outside the "moe_preprocess" graph (Megatron's
+// HybridEPDispatch calls them in token_dispatch).
+// Every flex call goes through the library's Torch API, whose time beyond the kernels (t_api of
+// sim/coll/dispatch.h: HybridEP's device_sync / update_flag, DeepEP's wait for the receive
+// counts, fitted on the Torch-API vs kernel-only rows of validation/dispatch-benchmarks.csv)
+// blocks the host: after the call the host waits for the GPU, then spends the rest of t_api
+// before it launches the next kernel (GPU idle, host exposed). The forward dispatch's own
+// token-count sync is one of those round trips.
 // Experts with moe_grouped_gemm (TEGroupedMLP / TE GroupedLinear): per local expert one GEMM
 // launch for fc1 and one for fc2 (and, in FP8 / MXFP8 / NVFP4, one quantise launch before each;
-// current scaling adds its amax pass), one activation kernel (SwiGLU with the routing probs);
-// their GPU time is the grouped GEMM's, split evenly over the launches. Without it
+// current scaling adds its amax and scale kernels), one activation kernel (SwiGLU with the routing
+// probs); their GPU time is the grouped GEMM's, split evenly over the launches. Without it
 // (SequentialMLP) each expert is its own TE Linear pair at the dense GEMM's time, plus one cat.
 // Backward mirrors it: per expert and linear a quantise of the output gradient, a dgrad and a
 // wgrad launch (TE's GroupedLinear backward runs one grouped call of each).
@@ -42,11 +53,29 @@
 #include <algorithm>
 #include <cmath>
 
+#include "coll/dispatch.h"
+
 namespace fleetsim::step_internal {
 namespace {
 
 using MK = ComputeModel::MoeKernel;
 using Pass = ComputeModel::GemmPass;
+
+// The Torch-API time of one flex dispatcher call beyond its kernels (dispatch.h t_api without
+// HybridEP's buffer copy, which the permute after the dispatch is here); zero for the alltoall
+// dispatcher and the libraries whose rows state no Torch-API time.
+Time api_overhead(MoeDispatcher d) {
+  const DispatchGlobals& g = dispatch_globals();
+  switch (d) {
+    case MoeDispatcher::kHybridEp:
+      return g.api_wait;
+    case MoeDispatcher::kDeepEp:
+    case MoeDispatcher::kUcclEp:
+      return g.api_wait_deepep;
+    default:
+      return Time::zero();
+  }
+}
 
 class MoeBuilder {
  public:
@@ -67,6 +96,7 @@ class MoeBuilder {
   void unpermute(bool bwd);
   void sort_chunks();
   void dispatch_sync(bool first, bool bwd);
+  void routing_map_gather();
   void experts(bool bwd);
   void grouped_linear(double n, double kdim, bool bwd);
   void grouped_single_launch(double n, double kdim, bool bwd);
@@ -87,6 +117,8 @@ class MoeBuilder {
   const double fe_;    // expert FFN width on this rank (ETP shard)
   const double up_;    // fc1 width (gated: 2 · fe)
   const bool flex_;    // DeepEP / HybridEP dispatch
+  const bool hybrid_;  // HybridEP (routing-map all-gather before each forward dispatch)
+  const Time api_;     // Torch-API time per flex call beyond its kernels
   const bool sort_;    // alltoall chunk sort between the all-to-all and the experts
   const int64_t Gi_;   // G_ rounded
   const double m_g_;   // tokens per local expert
@@ -110,17 +142,24 @@ MoeBuilder::MoeBuilder(const MoeLayerInput& in, BlockBuilder& b)
       fe_(static_cast<double>(in.model.moe.expert_ffn) / in.par.etp),
       up_((in.model.mlp == MlpKind::kGated ? 2.0 : 1.0) * fe_),
       flex_(in.fw.moe_dispatcher != MoeDispatcher::kAllToAll && static_cast<bool>(in.ep)),
+      hybrid_(flex_ && in.fw.moe_dispatcher == MoeDispatcher::kHybridEp),
+      api_(flex_ ? api_overhead(in.fw.moe_dispatcher) : Time::zero()),
       sort_(!flex_ && in.par.ep > 1 && E_ / in.par.ep > 1.0),
       Gi_(std::max<int64_t>(1, static_cast<int64_t>(std::llround(E_ / in.par.ep)))),
       m_g_(rows_ / std::max(1.0, E_ / in.par.ep)) {}
 
 // Quantisation of `elements` BF16 values before a low-precision GEMM (one fused cast writing
-// every copy the GEMMs need; current scaling adds its amax pass).
+// every copy the GEMMs need; current scaling adds its amax and scale kernels).
 void MoeBuilder::quant(double elements) {
   if (!lowp_) return;
   b_.module_kernel(c_.quantize(static_cast<int64_t>(elements), gd_));
-  if (p_.precision == PrecisionRecipe::kFp8Current)  // amax pass
+  // Current scaling (Transformer Engine's Float8CurrentScalingQuantizer::quantize_impl) runs
+  // three kernels: the amax pass over the input, the scale from the amax (one FP32 value: the
+  // kernel floor), then the cast above.
+  if (p_.precision == PrecisionRecipe::kFp8Current) {
     b_.module_kernel(c_.memory_bound(elements * 2.0));
+    b_.module_kernel(c_.memory_bound(sizeof(float)));
+  }
 }
 
 // Router GEMM, score function + top-k, load-balancing loss (Megatron's default
@@ -202,12 +241,19 @@ void MoeBuilder::sort_chunks() {
 
 // The EP all-to-all (or DeepEP dispatch / combine) that opens (`first`) or closes the experts'
 // segment. Dispatch carries tokens to their experts, combine brings the outputs back; backward
-// runs them in reverse with gradients (BF16). The DeepEP-style dispatcher sends FP8 tokens (with
-// one FP32 scale per 128 values) when the GEMMs run in FP8.
+// runs them in reverse with gradients (BF16). Megatron-Core's DeepEP and HybridEP managers hand
+// the BF16 hidden states to the library (megatron/core/transformer/moe/fused_a2a.py: HybridEP's
+// fp8_dispatch is forced off, DeepEP's dispatch gets x as it is), so their dispatch is BF16 in
+// every recipe; the other libraries send FP8 tokens (one FP32 scale per 128 values) when the
+// GEMMs run in FP8.
 void MoeBuilder::dispatch_sync(bool first, bool bwd) {
   if (p_.ep == 1) return;
   const double copy_bf16 = d_ * 2.0;
-  const double copy_dispatch = flex_ && lowp_ ? d_ * (1.0 + 4.0 / 128.0) : copy_bf16;
+  const bool megatron_bf16 = fw_.moe_dispatcher == MoeDispatcher::kDeepEp ||
+                             fw_.moe_dispatcher == MoeDispatcher::kDeepEpLowLatency ||
+                             fw_.moe_dispatcher == MoeDispatcher::kHybridEp;
+  const double copy_dispatch =
+      flex_ && lowp_ && !megatron_bf16 ? d_ * (1.0 + 4.0 / 128.0) : copy_bf16;
   const double bytes_per_copy = first && !bwd ? copy_dispatch : copy_bf16;
   const Time t = flex_ ? in_.ep(Tm_, bytes_per_copy)
                        : in_.comm(Dim::kEp, CollOp::kAllToAll, Tm_ * topk_ * bytes_per_copy);
@@ -218,6 +264,23 @@ void MoeBuilder::dispatch_sync(bool first, bool bwd) {
   else
     b_.sync(Dim::kEp, t, bwd ? "ep dispatch (grad)" : "ep combine",
             {Dim::kEp, CollOp::kAllToAll, a2a}, "moe tail");
+  if (api_ <= Time::zero()) return;
+  // The Torch API's wait: a round trip after the call (the forward dispatch's count sync before
+  // it is the other one its t_api holds), the rest host time before the next launch.
+  const Time trips = fw_.host.d2h * (first && !bwd ? 2 : 1);
+  b_.host_sync();
+  b_.host_item(api_ > trips ? api_ - trips : Time::zero());
+}
+
+// HybridEP's forward dispatch builds its handle from the routing map of every EP rank: the
+// all-gather of the [tokens x experts] bool map, then the metadata-preprocessing kernel reading
+// the gathered map.
+void MoeBuilder::routing_map_gather() {
+  if (!hybrid_ || p_.ep == 1) return;
+  const double map = Tm_ * E_ * static_cast<double>(p_.ep);
+  b_.sync(Dim::kEp, in_.comm(Dim::kEp, CollOp::kAllGather, map), "ep routing-map all-gather",
+          {Dim::kEp, CollOp::kAllGather, map}, "dispatch preprocess");
+  mem(map);
 }
 
 // One TE GroupedLinear [rows × kdim]·[kdim × n] over the local experts: per expert a quantise and
@@ -346,6 +409,7 @@ void MoeBuilder::forward() {
   router(false);
   latent_proj(true, false);
   preprocess();
+  routing_map_gather();
   // Dropless routing: the host needs the token counts per expert (all-to-all splits, grouped
   // GEMM sizes) before it can launch the dispatch.
   b_.host_sync();
