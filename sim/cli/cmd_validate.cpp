@@ -112,14 +112,23 @@ void print_summary(const ValidationReport& rep) {
   if (rep.n_memory_checked) {
     std::printf("memory: %d of %d compared throughput rows predicted not to fit in HBM",
                 rep.n_not_fitting, rep.n_memory_checked);
-    std::string lines;
-    for (const auto& v : rep.rows)
-      if (!v.skipped && v.breakdown.memory_checked && !v.breakdown.memory_fits)
-        lines += (lines.empty() ? "" : " ") + std::to_string(v.line);
+    std::string lines, infeasible;
+    for (const auto& v : rep.rows) {
+      if (v.skipped || !v.breakdown.memory_checked || v.breakdown.memory_fits) continue;
+      std::string& list = v.breakdown.layout_infeasible ? infeasible : lines;
+      list += (list.empty() ? "" : " ") + std::to_string(v.line);
+    }
     if (lines.empty()) {
       std::printf("\n");
     } else {
       std::printf(" (lines %s)\n", lines.c_str());
+    }
+    if (rep.n_layout_infeasible) {
+      std::printf(
+          "memory: %d of %d state a layout whose weights, gradients and CUDA context alone exceed "
+          "the HBM "
+          "(layout_infeasible, not counted above; lines %s)\n",
+          rep.n_layout_infeasible, rep.n_memory_checked, infeasible.c_str());
     }
   }
   std::printf("skipped: %d rows\n", rep.n_skipped);

@@ -85,6 +85,10 @@ std::string validation_json(const ValidationReport& rep) {
         r["configuration"] = v.config;
         if (v.breakdown.memory_checked) {
           r["fits"] = v.breakdown.memory_fits;
+          if (v.breakdown.layout_infeasible) {
+            r["layout_infeasible"] = true;
+            r["memory_floor_gib"] = fixed(v.breakdown.memory_floor_gib, 3);
+          }
           r["memory_allocated_gib"] = fixed(v.breakdown.memory_gib, 3);
           r["memory_need_gib"] = fixed(v.breakdown.memory_need_gib, 3);
           r["hbm_gib"] = fixed(v.breakdown.hbm_gib, 3);
@@ -109,6 +113,7 @@ std::string validation_json(const ValidationReport& rep) {
   j["max_abs_error_pct"] = fixed(rep.max_abs_error_pct, 2);
   j["n_not_fitting"] = rep.n_not_fitting;
   j["n_memory_checked"] = rep.n_memory_checked;
+  j["n_layout_infeasible"] = rep.n_layout_infeasible;
   ojson by_hw = ojson::object();
   for (const auto& [hw, e] : rep.mape_by_hardware)
     by_hw[hw] = {{"mape_pct", fixed(e.first, 2)}, {"n_rows", e.second}};

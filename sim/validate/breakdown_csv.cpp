@@ -53,7 +53,7 @@ std::string validation_breakdown_csv(const ValidationReport& rep) {
                        b.pp_exposed_s, b.dp_exposed_s, b.bubble_s, b.optimizer_s, b.host_exposed_s,
                        b.memory_gib, b.memory_need_gib, b.hbm_gib})
         f.push_back(g(x));
-      f.push_back(b.memory_fits ? "yes" : "no");
+      f.push_back(b.memory_fits ? "yes" : b.layout_infeasible ? "layout_infeasible" : "no");
     } else {
       f.insert(f.end(), 14, "");
     }

@@ -282,7 +282,11 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
   for (const auto& v : rep.rows) {
     if (v.skipped || !v.breakdown.memory_checked) continue;
     ++rep.n_memory_checked;
-    if (!v.breakdown.memory_fits) ++rep.n_not_fitting;
+    if (v.breakdown.layout_infeasible) {
+      ++rep.n_layout_infeasible;
+    } else if (!v.breakdown.memory_fits) {
+      ++rep.n_not_fitting;
+    }
   }
   for (const auto& v : rep.rows) {
     if (v.skipped || v.small) continue;

@@ -36,6 +36,12 @@ struct RowBreakdown {
   double memory_gib = 0, memory_need_gib = 0, hbm_gib = 0;
   bool memory_fits = false;
   bool memory_checked = false;  // a simulated throughput row (memory rows have no step)
+  // Does not fit, and the printed layout's floor (workload/memory.h memory_floor: weights as
+  // the precision recipe keeps them + main-gradient buffer + CUDA context on the most loaded
+  // stage) exceeds the HBM by itself: no recompute, offload or optimizer option can make it
+  // run, so the row's layout is not what ran (reported apart, not counted in n_not_fitting).
+  bool layout_infeasible = false;
+  double memory_floor_gib = 0;
 };
 
 struct ValidationRow {
@@ -72,6 +78,7 @@ struct ValidationReport {
   // HBM (they all ran: each is a memory-model error), of n_memory_checked such rows.
   int n_not_fitting = 0;
   int n_memory_checked = 0;
+  int n_layout_infeasible = 0;   // not fitting rows whose printed layout cannot run at all
   double max_abs_error_pct = 0;  // worst compared row (>= 1 MiB for collectives)
   std::map<std::string, std::pair<double, int>> mape_by_hardware;  // MAPE %, rows
   // Dispatch benchmark rows (validate_dispatch.h): MAPE %, rows per "library metric [EFA]".

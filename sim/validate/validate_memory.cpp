@@ -100,13 +100,28 @@ constexpr OffloadRecipe kFsdpOffload[] = {
 
 }  // namespace
 
+bool bridge_at_least(const std::string& stack, int major, int minor, int patch) {
+  static const std::regex re(R"(^Megatron-Bridge (\d+)\.(\d+)\.(\d+))");
+  std::smatch v;
+  if (!std::regex_search(stack, v, re) || v[1].length() > 4 || v[2].length() > 4 ||
+      v[3].length() > 4)
+    return false;
+  const int a = std::stoi(v[1].str()), b = std::stoi(v[2].str()), c = std::stoi(v[3].str());
+  return a != major ? a > major : b != minor ? b > minor : c >= patch;
+}
+
 MemoryOptions recipe_memory_options(const ModelSpec& m, const ParallelConfig& p,
-                                    const std::string& gpu) {
+                                    const std::string& gpu, const std::string& stack) {
   MemoryOptions o = megatron_bridge_perf_options();
-  // bf16_with_fp8_*_mixed / bf16_with_mxfp8_mixed / bf16_with_nvfp4_mixed set fp8_param_gather;
-  // the block-scaling (subchannel) recipe does not (training/mixed_precision.py).
+  // bf16_with_fp8_*_mixed / bf16_with_mxfp8_mixed set fp8_param_gather in every Megatron-Bridge
+  // release; the block-scaling (subchannel) recipe does not (training/mixed_precision.py).
+  // bf16_with_nvfp4_mixed sets fp8_param_gather = False and, from v0.4.2 on, fp4_param_gather =
+  // True (the NVFP4 weights kept once, as fp8_param_gather does for FP8; v0.4.2
+  // mixed_precision.py L421-L422, Megatron-Bridge PR 3364): up to v0.4.1 (NeMo 26.04) the bf16
+  // weights stay beside their NVFP4 copies. An empty stack is today's recipes.
   o.fp8_param_gather =
-      p.precision != PrecisionRecipe::kBf16 && p.precision != PrecisionRecipe::kFp8Block;
+      p.precision != PrecisionRecipe::kBf16 && p.precision != PrecisionRecipe::kFp8Block &&
+      (p.precision != PrecisionRecipe::kNvfp4 || stack.empty() || bridge_at_least(stack, 0, 4, 2));
   o.non_tn_fp8_gemm = gpu_non_tn_fp8_gemm(gpu);
   if (p.fsdp) {
     const bool bf16 = p.precision == PrecisionRecipe::kBf16;

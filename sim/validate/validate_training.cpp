@@ -260,6 +260,24 @@ void apply_row_release(const std::map<std::string, std::string>& f, const std::s
   v->notes += std::string(v->notes.empty() ? "" : "; ") + note;
 }
 
+// A row that does not fit: is its printed layout possible at all (workload/memory.h
+// memory_floor against the HBM)? If not it is layout_infeasible, with the bound in the notes.
+void check_layout_floor(const ModelSpec& m, const ParallelConfig& p, const MemoryOptions& o,
+                        int64_t hbm, ValidationRow* v) {
+  const int64_t floor = memory_floor(m, p, o);
+  if (floor <= hbm) return;
+  const double gib = double(1 << 30);
+  v->breakdown.layout_infeasible = true;
+  v->breakdown.memory_floor_gib = static_cast<double>(floor) / gib;
+  char buf[240];
+  std::snprintf(buf, sizeof buf,
+                "layout_infeasible: weights as the precision recipe keeps them + main-gradient "
+                "buffer + CUDA context need %.1f GiB per GPU of %.1f GiB HBM on the most loaded "
+                "stage, whatever recompute or offload",
+                v->breakdown.memory_floor_gib, static_cast<double>(hbm) / gib);
+  v->notes += std::string(v->notes.empty() ? "" : "; ") + buf;
+}
+
 void fill_breakdown(const StepResult& r, RowBreakdown* b) {
   b->step_time_s = r.step_time_s;
   b->compute_s = r.breakdown.compute;
@@ -313,7 +331,8 @@ static void simulate_row(const std::map<std::string, std::string>& f, const Metr
   if (ctx.options.kernel_efficiency > 0) in.fw.kernel_efficiency = ctx.options.kernel_efficiency;
   apply_row_release(f, ctx.data_dir, sys, v, &in);
   // The memory options of the Megatron-Bridge recipe the row ran (validate_memory.h).
-  in.fw.memory = recipe_memory_options(model, in.par, sys.gpu.model);
+  in.fw.memory =
+      recipe_memory_options(model, in.par, sys.gpu.model, release_stack(v->release, ctx.data_dir));
   const StepResult r =
       simulate_training_step(in, StepInput{}.seed, cluster, /*want_trace=*/false).result;
 
@@ -333,6 +352,7 @@ static void simulate_row(const std::map<std::string, std::string>& f, const Metr
   }
   v->predicted = predicted_metric(metric.kind, ps) / metric.scale;
   fill_breakdown(r, &v->breakdown);
+  if (!r.memory.fits) check_layout_floor(model, in.par, in.fw.memory, r.memory.capacity, v);
   char cfg[160];
   std::snprintf(cfg, sizeof cfg, "tp%d pp%d cp%d vp%d ep%d dp%d gbs%d mbs%d seq%d %s%s", p.tp, p.pp,
                 p.cp, p.vp, p.ep, p.dp, p.global_batch, p.micro_batch, p.seq_len,

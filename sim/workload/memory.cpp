@@ -362,4 +362,35 @@ MemoryBreakdown estimate_memory(const ModelSpec& m, const ParallelConfig& p, int
   return best;
 }
 
+int64_t memory_floor(const ModelSpec& m, const ParallelConfig& p, const MemoryOptions& o) {
+  check(m, p, o);
+  const int64_t dense_shard = int64_t{p.dp} * p.cp;
+  const int64_t expert_shard = int64_t{p.dp} * p.tp * p.cp / (int64_t{p.ep} * p.etp);
+  // With parameter gather, a linear weight's row-wise quantized copy alone, in 32nds of a byte:
+  // one copy of fp8_weight_32nds (per-tensor FP8 on a non-TN GPU keeps only that one).
+  const int64_t q32_min = o.fp8_param_gather
+                              ? fp8_weight_32nds(p.precision, true) /
+                                    (p.precision == PrecisionRecipe::kFp8Delayed ||
+                                             p.precision == PrecisionRecipe::kFp8Current
+                                         ? 1
+                                         : 2)
+                              : 0;
+  int64_t floor = 0;
+  for (int stage = 0; stage < p.pp; ++stage) {
+    const StageParams sp = stage_params(m, p, chunk_layers(m, p, stage, o), stage);
+    const int64_t params = sp.dense + sp.expert;
+    const int64_t sharded = sp.dense / dense_shard + sp.expert / expert_shard;
+    int64_t bytes = 0;
+    if (p.fsdp) {
+      bytes = kWeightBytes * sharded + o.grad_bytes * sharded;
+    } else {
+      const int64_t bf16 = q32_min > 0 ? params - sp.linear : params;
+      bytes = kWeightBytes * bf16 + q32_min * sp.linear / 32 + o.grad_bytes * params;
+    }
+    if (p.task.frozen_base()) bytes -= o.grad_bytes * (p.fsdp ? sharded : params);  // no grads
+    floor = std::max(floor, bytes);
+  }
+  return floor + kDeviceOverheadBytes;
+}
+
 }  // namespace fleetsim

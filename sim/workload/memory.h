@@ -198,4 +198,14 @@ std::vector<int> embedding_loss_split(int layers, int pp, int vp, bool embedding
 // (k / pp) mod vp), capped at m·vp. Entry c = passes of chunk c (vp entries).
 std::vector<int> in_flight_per_chunk(const ParallelConfig& p, int stage);
 
+// The memory a layout needs on its most loaded stage whatever its activation and optimizer
+// options (recompute, activation or optimizer offload, smaller moments): the weights in the
+// smallest form the precision recipe keeps them (bf16; with fp8_param_gather the linear
+// weights' row-wise quantized copy alone, 1 B, 1 + 1/32 B for MXFP8 / FP8 block scaling,
+// 0.5 + 1/16 B for NVFP4), the main-gradient buffer (grad_bytes per parameter, of the adapters
+// only for LoRA; sharded over the data-parallel group only with FSDP) and the CUDA context
+// (kDeviceOverheadBytes). A layout whose floor exceeds the HBM cannot run with any memory
+// option of the framework.
+int64_t memory_floor(const ModelSpec& m, const ParallelConfig& p, const MemoryOptions& options);
+
 }  // namespace fleetsim

@@ -57,35 +57,49 @@ head -1 "$tmp/v.csv" | grep -q "compute_s,tp_exposed_s,cp_exposed_s,ep_exposed_s
 [ "$(grep -c ',compared,' "$tmp/v.csv")" -eq 6 ] && ok || bad "csv: want 6 compared rows"
 
 # ---- fits per throughput row and the summary count ----
-# Llama 3 70B with data parallelism only on 8 B200 (180 GB = 167.6 GiB): every GPU holds the
-# 70.6 B bf16 weights and their bf16 gradients, 2 · 2 B · 70.6e9 = 282 GB, more than its HBM: it
-# cannot fit. Llama 3 8B the same way needs 2 · 2 B · 8.03e9 = 32 GB of weights and gradients,
-# 12 B · 8.03e9 / 8 = 12 GB of sharded optimizer state and, at 8192 tokens, about 36 GB of
-# activations (32 layers · 139,392 B per token): it fits.
+# Llama 3 8B with data parallelism only on 8 B200 (180 GB = 167.6 GiB) needs 2 · 2 B · 8.03e9 =
+# 32 GB of weights and gradients, 12 B · 8.03e9 / 8 = 12 GB of sharded optimizer state and, at
+# 8192 tokens, about 36 GB of activations (32 layers · 139,392 B per token): it fits. With
+# micro-batch 4 the activations are 4 · 36 = 146 GB: 190 GB, it does not fit, but recompute
+# would make it (its floor, weights + gradients + CUDA context, is 33 GB). Llama 3 70B the same
+# way holds the 70.6 B bf16 weights and their bf16 gradients, 2 · 2 B · 70.6e9 = 282 GB, more
+# than the HBM whatever the activations: layout_infeasible, counted apart.
 {
   echo "$hdr"
   row "NVIDIA Blackwell GPU (B200-SXM-180GB)" LLAMA3_8B 1 tokens_per_sec_per_gpu 9000 tokens/s/GPU "f1"
   row "NVIDIA Blackwell GPU (B200-SXM-180GB)" LLAMA3_70B 1 tokens_per_sec_per_gpu 1000 tokens/s/GPU "f2"
+  row "NVIDIA Blackwell GPU (B200-SXM-180GB)" LLAMA3_8B 4 tokens_per_sec_per_gpu 9000 tokens/s/GPU "f3"
 } >"$tmp/fit.csv"
 "$bin" validate --reference "$tmp/fit.csv" --csv "$tmp/fit.out.csv" >"$tmp/fit.out" 2>&1 \
   && ok || { bad "validate fits rows"; cat "$tmp/fit.out"; }
-grep -q "^memory: 1 of 2 compared throughput rows predicted not to fit in HBM (lines 3)$" \
-  "$tmp/fit.out" && ok || { bad "summary: want 1 of 2 not fitting (line 3)"; cat "$tmp/fit.out"; }
+grep -q "^memory: 1 of 3 compared throughput rows predicted not to fit in HBM (lines 4)$" \
+  "$tmp/fit.out" && ok || { bad "summary: want 1 of 3 not fitting (line 4)"; cat "$tmp/fit.out"; }
+grep -q "^memory: 1 of 3 state a layout whose weights, gradients and CUDA context alone exceed the HBM (layout_infeasible, not counted above; lines 3)$" \
+  "$tmp/fit.out" && ok || { bad "summary: want line 3 layout_infeasible"; cat "$tmp/fit.out"; }
 /usr/bin/python3 - "$tmp/fit.out.csv" <<'EOF' && ok || bad "csv: fits column and predicted need"
 import csv, sys
 rows = {r["line"]: r for r in csv.DictReader(open(sys.argv[1]))}
-assert rows["2"]["memory_fits"] == "yes" and rows["3"]["memory_fits"] == "no", rows
+assert rows["2"]["memory_fits"] == "yes" and rows["4"]["memory_fits"] == "no", rows
+assert rows["3"]["memory_fits"] == "layout_infeasible", rows["3"]
+assert "layout_infeasible: " in rows["3"]["notes"], rows["3"]["notes"]
 need = float(rows["3"]["memory_need_gib"])
 assert need > 2 * 2 * 70.5e9 / 2**30, need  # weights + gradients alone
 assert float(rows["2"]["memory_need_gib"]) < float(rows["2"]["hbm_gib"])
+assert float(rows["4"]["memory_need_gib"]) > float(rows["4"]["hbm_gib"])
 EOF
 "$bin" validate --reference "$tmp/fit.csv" --json >"$tmp/fit.json" 2>&1 && ok || bad "validate --json"
-/usr/bin/python3 - "$tmp/fit.json" <<'EOF' && ok || bad "json: fits per row and n_not_fitting"
+/usr/bin/python3 - "$tmp/fit.json" <<'EOF' && ok || bad "json: fits per row, n_not_fitting, n_layout_infeasible"
 import json, sys
 j = json.load(open(sys.argv[1]))
 fits = {r["line"]: r["fits"] for r in j["rows"]}
-assert fits == {2: True, 3: False}, fits
-assert j["n_not_fitting"] == 1 and j["n_memory_checked"] == 2, j
+assert fits == {2: True, 3: False, 4: False}, fits
+assert j["n_not_fitting"] == 1 and j["n_memory_checked"] == 3, j
+assert j["n_layout_infeasible"] == 1, j
+r3 = [r for r in j["rows"] if r["line"] == 3][0]
+# The floor: 70,553,706,496 parameters · (2 B bf16 weights + 2 B bf16 gradients) + 1 GiB.
+assert r3["layout_infeasible"], r3
+assert abs(r3["memory_floor_gib"] - (4 * 70553706496 / 2**30 + 1)) < 1e-3, r3
+assert all("layout_infeasible" not in r for r in j["rows"] if r["line"] != 3)
 assert all(r["memory_need_gib"] > r["memory_allocated_gib"] for r in j["rows"])
 EOF
 

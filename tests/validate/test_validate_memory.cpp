@@ -214,3 +214,24 @@ TEST_CASE("recipe memory options: FSDP offload layers, the 405B split, FP8 weigh
   // A model without the setting keeps the step's split.
   CHECK(recipe_memory_options(l70, p, "GB200").layers_per_vstage.empty());
 }
+
+TEST_CASE("recipe memory options: NVFP4 weights kept once from Megatron-Bridge 0.4.2") {
+  // bf16_with_nvfp4_mixed (training/mixed_precision.py): fp8_param_gather = False up to v0.4.1,
+  // fp4_param_gather = True from v0.4.2; the FP8 / MXFP8 recipes gather FP8 parameters in every
+  // release.
+  const ModelSpec l70 = load_model("llama3-70b", kDir);
+  ParallelConfig p;
+  p.precision = PrecisionRecipe::kNvfp4;
+  CHECK_FALSE(recipe_memory_options(l70, p, "GB300", "Megatron-Bridge 0.3.1").fp8_param_gather);
+  CHECK_FALSE(recipe_memory_options(l70, p, "GB300", "Megatron-Bridge 0.4.0").fp8_param_gather);
+  CHECK(recipe_memory_options(l70, p, "GB300", "Megatron-Bridge 0.4.2").fp8_param_gather);
+  CHECK(recipe_memory_options(l70, p, "GB300", "Megatron-Bridge 0.6.0").fp8_param_gather);
+  CHECK(recipe_memory_options(l70, p, "GB300", "").fp8_param_gather);
+  CHECK_FALSE(recipe_memory_options(l70, p, "GB300", "NeMo 2.0").fp8_param_gather);
+  p.precision = PrecisionRecipe::kMxfp8;
+  CHECK(recipe_memory_options(l70, p, "GB300", "Megatron-Bridge 0.3.1").fp8_param_gather);
+  CHECK(bridge_at_least("Megatron-Bridge 1.0.0", 0, 4, 2));
+  CHECK(bridge_at_least("Megatron-Bridge 0.5.0", 0, 4, 2));
+  CHECK_FALSE(bridge_at_least("Megatron-Bridge 0.1.0rc3", 0, 4, 2));
+  CHECK_FALSE(bridge_at_least("Megatron-Bridge 0.4.1", 0, 4, 2));
+}
