@@ -58,10 +58,14 @@ struct CollCall {
   Dim dim;
   CollOp op;
   double bytes;
+  // The call's time where the collective model does not give it (a flex dispatcher's dispatch /
+  // combine: the expert-dispatch model); zero = the collective model's time of (dim, op, bytes).
+  Time time;
   bool operator<(const CollCall& o) const {
     if (dim != o.dim) return dim < o.dim;
     if (op != o.op) return op < o.op;
-    return bytes < o.bytes;
+    if (bytes != o.bytes) return bytes < o.bytes;
+    return time < o.time;
   }
 };
 

@@ -169,8 +169,10 @@ void fill_rates(const StepInput& in, const ComputeModel& compute, int world,
 void fill_collectives(const std::vector<CollCounts>& counts, int crit_stage, const Topology& topo,
                       CommModel& comm, StepResult* res) {
   const double step = res->step_time_s;
-  for (const auto& [cc, n] : counts[crit_stage])
-    res->collective_time_s[dim_name(cc.dim)] += n * comm.time(cc.dim, cc.op, cc.bytes).seconds();
+  for (const auto& [cc, n] : counts[crit_stage]) {
+    const Time t = cc.time > Time::zero() ? cc.time : comm.time(cc.dim, cc.op, cc.bytes);
+    res->collective_time_s[dim_name(cc.dim)] += n * t.seconds();
+  }
   // The links of the nodes holding each dimension's first group (stage 0): every group of a
   // dimension runs the same pattern on its own links. Each unit issues a collective `n` times
   // per step, so its wave runs n times.

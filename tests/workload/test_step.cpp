@@ -208,9 +208,15 @@ TEST_CASE("EP dispatch through a library: the dispatch model's closed form per c
   REQUIRE(a2a.breakdown.ep_exposed > 0);
   CHECK(deepep.breakdown.ep_exposed == Approx(8 * t_deepep).epsilon(0.01));
   CHECK(one_sided.breakdown.ep_exposed == Approx(8 * t_one_sided).epsilon(0.01));
-  // Overlapping the all-to-alls with the other micro-batch's compute only hides time.
+  // The EP collective time the report gives is the calls' own (not the NCCL all-to-all of the
+  // same copies): all exposed here, so equal to ep_exposed.
+  CHECK(deepep.collective_time_s.at("ep") == Approx(8 * t_deepep).epsilon(0.01));
+  CHECK(one_sided.collective_time_s.at("ep") == Approx(8 * t_one_sided).epsilon(0.01));
+  // Overlapping the all-to-alls with the other micro-batch's compute only hides time; the calls
+  // take as long.
   in.fw.ep_comm_overlap = true;
   const StepResult overlap = simulate_step(in, f.topo, f.cp, f.compute);
   CHECK(overlap.breakdown.ep_exposed < deepep.breakdown.ep_exposed);
   CHECK(overlap.step_time_s < deepep.step_time_s);
+  CHECK(overlap.collective_time_s.at("ep") == Approx(deepep.collective_time_s.at("ep")));
 }

@@ -257,13 +257,14 @@ void MoeBuilder::dispatch_sync(bool first, bool bwd) {
   const double bytes_per_copy = first && !bwd ? copy_dispatch : copy_bf16;
   const Time t = flex_ ? in_.ep(Tm_, bytes_per_copy)
                        : in_.comm(Dim::kEp, CollOp::kAllToAll, Tm_ * topk_ * bytes_per_copy);
-  const double a2a = Tm_ * topk_ * copy_bf16;
+  // The link view counts the call as the all-to-all of its copies; its time is the call's own
+  // for the flex dispatchers (the collective model's all-to-all is the alltoall dispatcher's).
+  const CollCall call{Dim::kEp, CollOp::kAllToAll, Tm_ * topk_ * copy_bf16,
+                      flex_ ? t : Time::zero()};
   if (first)
-    b_.sync(Dim::kEp, t, bwd ? "ep combine (grad)" : "ep dispatch",
-            {Dim::kEp, CollOp::kAllToAll, a2a}, "experts");
+    b_.sync(Dim::kEp, t, bwd ? "ep combine (grad)" : "ep dispatch", call, "experts");
   else
-    b_.sync(Dim::kEp, t, bwd ? "ep dispatch (grad)" : "ep combine",
-            {Dim::kEp, CollOp::kAllToAll, a2a}, "moe tail");
+    b_.sync(Dim::kEp, t, bwd ? "ep dispatch (grad)" : "ep combine", call, "moe tail");
   if (api_ <= Time::zero()) return;
   // The Torch API's wait: a round trip after the call (the forward dispatch's count sync before
   // it is the other one its t_api holds), the rest host time before the next launch.
