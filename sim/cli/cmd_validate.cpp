@@ -102,6 +102,9 @@ void print_summary(const ValidationReport& rep) {
   std::printf("\n");
   for (const auto& [hw, e] : rep.mape_by_hardware)
     std::printf("MAPE %-28s %6.2f%% over %d rows\n", hw.c_str(), e.first, e.second);
+  for (const auto& [src, e] : rep.memory_by_source)
+    std::printf("memory rows, %s: MAPE %.2f%%, bias %+.2f%% over %d rows\n", src.c_str(),
+                e.mape_pct, e.bias_pct, e.n);
   if (training) {
     std::printf("MAPE (all compared rows): %.2f%% over %d rows; worst row %.1f%%\n", rep.mape_pct,
                 rep.n_rows, rep.max_abs_error_pct);

@@ -118,6 +118,13 @@ std::string validation_json(const ValidationReport& rep) {
   for (const auto& [hw, e] : rep.mape_by_hardware)
     by_hw[hw] = {{"mape_pct", fixed(e.first, 2)}, {"n_rows", e.second}};
   j["mape_by_hardware"] = by_hw;
+  if (!rep.memory_by_source.empty()) {
+    ojson by_src = ojson::object();
+    for (const auto& [src, e] : rep.memory_by_source)
+      by_src[src] = {
+          {"mape_pct", fixed(e.mape_pct, 2)}, {"bias_pct", fixed(e.bias_pct, 2)}, {"n_rows", e.n}};
+    j["memory_by_source"] = by_src;
+  }
   return j.dump(2) + "\n";
 }
 

@@ -235,6 +235,7 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
       v.unit = v.metric.size() > 3 && v.metric.compare(v.metric.size() - 3, 3, "_gb") == 0 ? "GB"
                                                                                            : "GiB";
       v.family = v.model;
+      v.source = memory_row_source(fields["source_url"]) + " " + v.metric;
       v.error_pct = (v.predicted - v.measured) / v.measured * 100.0;
       sum_large += std::fabs(v.error_pct);
       ++rep.n_rows;
@@ -297,6 +298,17 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
   }
   for (auto& [hw, e] : rep.mape_by_hardware)
     e.first /= e.second;
+  for (const auto& v : rep.rows) {
+    if (v.skipped || v.source.empty()) continue;
+    ValidationReport::SourceError& e = rep.memory_by_source[v.source];
+    e.mape_pct += std::fabs(v.error_pct);
+    e.bias_pct += v.error_pct;
+    ++e.n;
+  }
+  for (auto& [src, e] : rep.memory_by_source) {
+    e.mape_pct /= e.n;
+    e.bias_pct /= e.n;
+  }
   rep.mape_small_pct = rep.n_small ? sum_small / rep.n_small : 0.0;
   return rep;
 }

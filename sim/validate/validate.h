@@ -60,7 +60,8 @@ struct ValidationRow {
   std::string config;     // training rows: the parallel configuration simulated
   std::string defaults;   // training rows: the --default values used ("mbs=1")
   std::string release;    // training rows: the framework release whose switches were used
-  std::string notes;      // how names were resolved, the peak an MFU row used
+  std::string source;  // memory rows: the source and statistic ("SimuMax (...) peak_reserved_gib")
+  std::string notes;   // how names were resolved, the peak an MFU row used
   std::string reason;
   RowBreakdown breakdown;
 };
@@ -81,6 +82,13 @@ struct ValidationReport {
   int n_layout_infeasible = 0;   // not fitting rows whose printed layout cannot run at all
   double max_abs_error_pct = 0;  // worst compared row (>= 1 MiB for collectives)
   std::map<std::string, std::pair<double, int>> mape_by_hardware;  // MAPE %, rows
+  // Memory rows per source and statistic (validate_memory.h memory_row_source + metric): MAPE %,
+  // bias % (mean signed error), rows.
+  struct SourceError {
+    double mape_pct = 0, bias_pct = 0;
+    int n = 0;
+  };
+  std::map<std::string, SourceError> memory_by_source;
   // Dispatch benchmark rows (validate_dispatch.h): MAPE %, rows per "library metric [EFA]".
   bool dispatch = false;
   std::map<std::string, std::pair<double, int>> mape_by_group;

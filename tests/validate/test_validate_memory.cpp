@@ -9,6 +9,7 @@
 
 #include "core/csv.h"
 #include "scenario/model_loader.h"
+#include "validate/validate.h"
 #include "validate/validate_memory.h"
 #include "workload/memory.h"
 
@@ -234,4 +235,30 @@ TEST_CASE("recipe memory options: NVFP4 weights kept once from Megatron-Bridge 0
   CHECK(bridge_at_least("Megatron-Bridge 0.5.0", 0, 4, 2));
   CHECK_FALSE(bridge_at_least("Megatron-Bridge 0.1.0rc3", 0, 4, 2));
   CHECK_FALSE(bridge_at_least("Megatron-Bridge 0.4.1", 0, 4, 2));
+}
+
+TEST_CASE("memory rows: MAPE and bias per source and statistic in the report") {
+  const ValidationReport r = validate_reference(kDir + "/validation/memory-measured.csv", kDir);
+  int n = 0;
+  for (const auto& [src, e] : r.memory_by_source)
+    n += e.n;
+  CHECK(n == r.n_rows);
+  const auto& s = r.memory_by_source;
+  REQUIRE(s.count("SimuMax (Megatron-LM, B200) peak_allocated_gib"));
+  REQUIRE(s.count("SimuMax (Megatron-LM, B200) peak_reserved_gib"));
+  REQUIRE(s.count("torchao peak_reserved_gib"));
+  REQUIRE(s.count("Megatron-Bridge peak_allocated_gib"));
+  CHECK(s.at("SimuMax (Megatron-LM, B200) peak_allocated_gib").n == 20);
+  CHECK(s.at("SimuMax (Megatron-LM, B200) peak_reserved_gib").n == 17);
+  CHECK(s.at("torchao peak_reserved_gib").n == 4);
+  // One row: its MAPE is its |error| and its bias its signed error (the row of the skill doc).
+  const auto& b = s.at("Megatron-Bridge peak_allocated_gib");
+  REQUIRE(b.n == 1);
+  for (const ValidationRow& v : r.rows)
+    if (v.source == "Megatron-Bridge peak_allocated_gib") {
+      CHECK(b.bias_pct == Approx((v.predicted / 62.166 - 1) * 100).epsilon(1e-9));
+      CHECK(b.mape_pct == Approx(std::fabs(b.bias_pct)));
+    }
+  for (const auto& [src, e] : s)
+    CHECK(e.mape_pct >= std::fabs(e.bias_pct) - 1e-9);
 }
