@@ -46,6 +46,7 @@ struct Segment {
   Time host;                   // H: host time issuing the segment's launches
   std::vector<HostLine> span;  // D(s), the lines that reach the maximum for some s > 0
   bool d2h = false;            // after the segment the host waits for the GPU (device-to-host sync)
+  const char* d2h_name = "";   // what the host waits for there (the trace's name)
   Time sync_host;              // host time launching the synchronisation below
   int sync_dim = -1;           // Dim of a blocking synchronisation after the compute, or -1
   Time sync;                   // its duration (once every member has arrived)

@@ -289,6 +289,10 @@ TEST_CASE("a flex dispatcher's Torch API makes the host wait after every call") 
     CHECK(host_time(bwd) == (c.api - d) * 2);
     CHECK(syncs(fwd) == 3);
     CHECK(syncs(bwd) == 2);
+    int api_syncs = 0;  // the trace names them apart from the token-count sync
+    for (const Segment& sg : fwd.segs)
+      api_syncs += sg.d2h && std::string(sg.d2h_name) == "ep torch-API sync" ? 1 : 0;
+    CHECK(api_syncs == 2);
   }
   // HybridEP's fitted t_api is 122.5 us (calibration/fit_dispatch.py): 70.5 + 96.5 us forward.
   CHECK(dispatch_globals().api_wait == Time::from_us(122.5));

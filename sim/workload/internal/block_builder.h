@@ -87,9 +87,10 @@ class BlockBuilder {
   // A device-to-host synchronisation after the kernels so far (dropless MoE token counts):
   // the host waits until the GPU has run them, plus a round trip. Ignored inside a
   // full-iteration graph (the loader refuses a model that needs one there).
-  void host_sync() {
+  void host_sync(const char* name = "token counts (D2H)") {
     if (full_graph_) return;
     cur_.d2h = true;
+    cur_.d2h_name = name;
   }
   // A region captured by the CUDA-graph scope `scope` (a CudaGraphScope bit): one graph launch
   // (an op calling graph.replay()) replaces the launches of the kernels inside. No-op unless

@@ -269,7 +269,7 @@ void MoeBuilder::dispatch_sync(bool first, bool bwd) {
   // The Torch API's wait: a round trip after the call (the forward dispatch's count sync before
   // it is the other one its t_api holds), the rest host time before the next launch.
   const Time trips = fw_.host.d2h * (first && !bwd ? 2 : 1);
-  b_.host_sync();
+  b_.host_sync("ep torch-API sync");
   b_.host_item(api_ > trips ? api_ - trips : Time::zero());
 }
 

@@ -175,7 +175,7 @@ void StageBuilder::emit_segments(const Block& blk, int moe_layer, int mb) {
       if (sg.experts) x.moe = moe_layer;
       st_.prog.push_back(x);
     }
-    if (sg.d2h) host_sync("token counts (D2H)");
+    if (sg.d2h) host_sync(sg.d2h_name);
     if (sg.sync_dim >= 0) {
       Instr x{Op::kSync};
       x.dim = static_cast<Dim>(sg.sync_dim);
