@@ -271,6 +271,22 @@ TEST_CASE("Gated DeltaNet block: executed FLOPs and kernel count by hand (tp 1, 
   CHECK(a.flops > 0);
 }
 
+TEST_CASE("Gated DeltaNet block under LoRA: the frozen in_proj / out_proj run no wgrad") {
+  const ModelSpec m = parse(gdn_json());
+  const ComputeModel c = gpu_compute("dgx-h100");
+  ParallelConfig p = one_gpu(4096);
+  p.task.kind = TrainingTask::kLora;
+  FrameworkOptions fw;
+  LayerCostModel costs(m, p, fw, c, no_comm);
+  // Forward as pre-training (the mixer projections are no LoRA target: no adapter); backward
+  // without the two wgrad GEMMs: 4096·(200,704 + 65,536) FLOPs and 2 kernels fewer than 23.
+  CHECK(costs.layer(0, false).flops == Approx(4096.0 * (200'704 + 2'048 + 65'536 + 65'536)));
+  CHECK(costs.layer(0, false).kernels == 15);
+  const Block& b = costs.layer(0, true);
+  CHECK(b.flops == Approx(4096.0 * (200'704 + 4'096 + 131'072 + 65'536)));
+  CHECK(b.kernels == 21);
+}
+
 TEST_CASE("Qwen3-Next and DeepSeek-V3.2 steps run and report their kernel sources") {
   const SystemSpec sys = load_system("dgx-h100", kRoot);
   const CollectiveParams cp = load_collective_params(sys, kRoot);

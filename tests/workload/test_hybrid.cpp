@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "scenario/model_loader.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 #include "workload/layer_costs.h"
 #include "workload/memory.h"
 #include "workload/model.h"
@@ -271,4 +272,44 @@ TEST_CASE("a hybrid model's MTP module is an attention + MoE layer") {
   // plus the module's 2 input norms, 2h x h projection and final norm.
   const int64_t layer = 23'396'352 + 2 * 2688 + 1'297'465'344;
   CHECK(mtp_params(light) == 2 * (layer + 2 * 2688 + 2 * 2688LL * 2688 + 2688));
+}
+
+TEST_CASE("LoRA step of a small hybrid model: frozen mixer projections run no wgrad GEMM") {
+  // M * M - at 4096 tokens, tp 1, BF16: the decoder layers of one pretrain step against the
+  // same LoRA step (rank 32, all four targets; the mixers' in_proj / out_proj are no target).
+  const ModelSpec m = parse_model_text(hybrid_json("M*M-"), "toy.json", "");
+  const ComputeModel c = test::gpu_compute("dgx-h100");
+  FrameworkOptions fw;
+  const ParallelConfig pre = test::one_gpu(4096);
+  ParallelConfig lora = pre;
+  lora.task.kind = TrainingTask::kLora;
+  LayerCostModel a(m, pre, fw, c, test::no_comm);
+  LayerCostModel l(m, lora, fw, c, test::no_comm);
+  const double T = 4096;
+  // Mamba block per token: in_proj 2·256·1096 = 561,152 (1096 = 2·512 + 2·2·16 + 8), conv
+  // 2·4·576 = 4,608, SSD 2·64·2·16 + 4·512·16 + 64·512 = 69,632, out_proj 2·512·256 = 262,144.
+  // Forward: pre-norm, in_proj, conv, 5 SSD kernels, gated norm, out_proj, residual = 11.
+  CHECK(a.layer(0, false).flops == Approx(T * 897'536));
+  CHECK(a.layer(0, false).kernels == 11);
+  CHECK(l.layer(0, false).flops == Approx(T * 897'536));
+  CHECK(l.layer(0, false).kernels == 11);
+  // Backward: dgrad and wgrad of both projections, conv and SSD twice, 14 SSD kernels = 22;
+  // LoRA drops the two wgrad GEMMs (2 kernels, T·(561,152 + 262,144) FLOPs).
+  CHECK(a.layer(0, true).flops == Approx(T * 1'795'072));
+  CHECK(a.layer(0, true).kernels == 22);
+  CHECK(l.layer(0, true).flops == Approx(T * 971'776));
+  CHECK(l.layer(0, true).kernels == 20);
+  CHECK(l.layer(2, true).kernels == 20);
+  // Attention block: linear_qkv [256 → 512] and linear_proj [256 → 256] lose their wgrad
+  // (T·2·256·512, T·2·256·256) and gain adapters of rank 32: forward x·A, ·B (2 kernels,
+  // 2·32·(256 + 512) = 49,152 and 2·32·512 = 32,768 per token), backward twice that in 4.
+  CHECK(l.layer(1, false).flops - a.layer(1, false).flops == Approx(T * (49'152 + 32'768)));
+  CHECK(l.layer(1, false).kernels - a.layer(1, false).kernels == 4);
+  CHECK(l.layer(1, true).flops - a.layer(1, true).flops ==
+        Approx(T * (2 * (49'152 + 32'768) - 262'144 - 131'072)));
+  CHECK(l.layer(1, true).kernels - a.layer(1, true).kernels == 8 - 2);
+  // MLP block (plain, 512): fc1 [256 → 512], fc2 [512 → 256], 49,152 adapter FLOPs each.
+  CHECK(l.layer(3, false).flops - a.layer(3, false).flops == Approx(T * 2 * 49'152));
+  CHECK(l.layer(3, true).flops - a.layer(3, true).flops == Approx(T * (4 * 49'152 - 2 * 262'144)));
+  CHECK(l.layer(3, true).kernels - a.layer(3, true).kernels == 8 - 2);
 }

@@ -53,8 +53,10 @@ class MixerBuilder {
     if (p_.precision == PrecisionRecipe::kFp8Current)  // amax pass
       b_.module_kernel(c_.memory_bound(elements * 2.0));
   }
-  // [rows × k]·[k × n] forward; backward its dgrad and wgrad. Returns the first GEMM's time.
-  // One Transformer Engine module call (in_proj / out_proj are TE linears) on the host.
+  // [rows × k]·[k × n] forward; backward its dgrad and wgrad (no wgrad for LoRA's frozen base
+  // weights, workload/task.h: the mixer projections are no LoRA target, so no adapter either).
+  // Returns the first GEMM's time. One Transformer Engine module call (in_proj / out_proj are
+  // TE linears) on the host.
   Time linear(double rows, double n, double k, bool bwd) {
     const int64_t M = std::llround(rows), N = std::llround(n), K = std::llround(k);
     const double fl = 2.0 * rows * n * k;
@@ -68,7 +70,7 @@ class MixerBuilder {
     quant(rows * n);
     const Time dgrad = c_.gemm(M, K, N, gd_);
     b_.module_kernel(dgrad, fl);
-    b_.module_kernel(c_.gemm(K, N, M, gd_), fl);
+    if (!p_.task.frozen_base()) b_.module_kernel(c_.gemm(K, N, M, gd_), fl);  // wgrad
     return dgrad;
   }
   void tp(CollOp op, Time hide) {
