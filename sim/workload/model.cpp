@@ -120,12 +120,16 @@ double dsa_flops(const ModelSpec& m, double keys, int seq_len, const FlopConvent
 }
 
 // Training FLOPs per token of decoder layer `i` (weights and attention core).
-// A hybrid model's layer is one block: Mamba-2 (Megatron's term), attention or an FFN.
+// A hybrid model's layer is one block: Mamba-2 / GDN (Megatron's term × 3, its projections at
+// weight_flops / 2 per FLOP of the forward: 4 for LoRA's frozen weights), attention or an FFN.
 double layer_flops(const ModelSpec& m, int i, int seq_len, const FlopConvention& c) {
+  const double frozen = (6.0 - c.weight_flops) / 2.0;  // 0 unless weights are frozen
   if (is_hybrid(m) && i < m.layers && block_kind(m, i) == BlockKind::kMamba)
-    return 3.0 * megatron_mamba_flops_per_token(m);
+    return 3.0 * megatron_mamba_flops_per_token(m) -
+           frozen * megatron_mamba_projection_flops_per_token(m);
   if (is_hybrid(m) && i < m.layers && block_kind(m, i) == BlockKind::kGdn)
-    return 3.0 * megatron_gdn_flops_per_token(m);
+    return 3.0 * megatron_gdn_flops_per_token(m) -
+           frozen * megatron_gdn_projection_flops_per_token(m);
   const bool attn = has_attention(m, i);
   const bool v4 = is_compressed_attention(m);
   double w = attn && !v4 ? static_cast<double>(attention_weights(m)) : 0.0;

@@ -261,6 +261,8 @@ double ssd_scan_flops_per_token(const MambaSpec& s);
 // workloads/sources/hybrid-models.md): 2·h·(2·d + 2·G·N + heads) + 7·d·N + 2·d·h with Megatron's
 // hard-coded d = 2·hidden (not heads · head_dim); conv and gated norm not counted.
 double megatron_mamba_flops_per_token(const ModelSpec& m);
+// Its projection part, 2 FLOPs per in_proj / out_proj weight: 2·h·(2·d + 2·G·N + heads) + 2·d·h.
+double megatron_mamba_projection_flops_per_token(const ModelSpec& m);
 
 // Gated DeltaNet mixer parameters of one layer (in/out projections, conv weight, A_log,
 // dt_bias, the gated norm's weight; KDA: its low-rank f / g up projections and per-channel
@@ -278,6 +280,9 @@ double gdn_forward_flops_per_token(const ModelSpec& m);
 // KDA (no Megatron term): the same form over its projections, 2·[h·in_proj_width +
 // low_rank_up + K·(2q + v) + 4·Hv·dv² + h·v].
 double megatron_gdn_flops_per_token(const ModelSpec& m);
+// Its projection part, 2 FLOPs per in_proj / out_proj (KDA: and low-rank up) weight:
+// 2·[h·in_proj_width + low_rank_up + h·v].
+double megatron_gdn_projection_flops_per_token(const ModelSpec& m);
 
 // DeepSeek sparse attention: the lightning indexer's parameters of one layer (wq_b from the
 // q latent, wk, the key's LayerNorm, weights_proj), 0 for dense attention.

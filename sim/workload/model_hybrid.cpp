@@ -126,6 +126,14 @@ double megatron_mamba_flops_per_token(const ModelSpec& m) {
   return 2.0 * h * (2.0 * d + 2.0 * GN + s.heads) + 7.0 * d * s.state + 2.0 * d * h;
 }
 
+double megatron_mamba_projection_flops_per_token(const ModelSpec& m) {
+  const MambaSpec& s = m.mamba;
+  const double h = static_cast<double>(m.hidden);
+  const double d = 2.0 * h;
+  const double GN = static_cast<double>(s.groups) * s.state;
+  return 2.0 * h * (2.0 * d + 2.0 * GN + s.heads) + 2.0 * d * h;
+}
+
 int64_t gdn_params(const ModelSpec& m) {
   const GdnSpec& s = m.gdn;
   const int64_t h = m.hidden;
@@ -160,6 +168,13 @@ double megatron_gdn_flops_per_token(const ModelSpec& m) {
   const double in_w = static_cast<double>(s.in_proj_width());  // GDN: 2q + 2v + 2·Hv
   return 2.0 * (h * in_w + static_cast<double>(s.low_rank_up()) + s.conv_kernel * (2.0 * q + v) +
                 4.0 * s.v_heads * dv * dv + h * v);
+}
+
+double megatron_gdn_projection_flops_per_token(const ModelSpec& m) {
+  const GdnSpec& s = m.gdn;
+  const double h = static_cast<double>(m.hidden);
+  return 2.0 * (h * static_cast<double>(s.in_proj_width()) + static_cast<double>(s.low_rank_up()) +
+                h * static_cast<double>(s.v_dim()));
 }
 
 }  // namespace fleetsim

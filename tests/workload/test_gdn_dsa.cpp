@@ -285,6 +285,14 @@ TEST_CASE("Gated DeltaNet block under LoRA: the frozen in_proj / out_proj run no
   const Block& b = costs.layer(0, true);
   CHECK(b.flops == Approx(4096.0 * (200'704 + 4'096 + 131'072 + 65'536)));
   CHECK(b.kernels == 21);
+  // Model FLOPs with frozen weights: 2 per weight fewer, the GDN projections (2 per weight
+  // forward) among them; the other weights: gated attention 256·512 + 2·256·128 + 256·256,
+  // two MoE blocks of top-2 + 1 shared gated experts 3·(3·256·128), the head 256·1000.
+  CHECK(megatron_gdn_projection_flops_per_token(m) == Approx(200'704 + 65'536));
+  FlopConvention frozen;
+  frozen.weight_flops = 4.0;
+  CHECK(model_flops_per_token(m, 4096) - model_flops_per_token(m, 4096, frozen) ==
+        Approx(266'240 + 2.0 * (262'144 + 2 * 294'912 + 256'000)));
 }
 
 TEST_CASE("Qwen3-Next and DeepSeek-V3.2 steps run and report their kernel sources") {

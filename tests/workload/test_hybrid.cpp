@@ -313,3 +313,18 @@ TEST_CASE("LoRA step of a small hybrid model: frozen mixer projections run no wg
   CHECK(l.layer(3, true).flops - a.layer(3, true).flops == Approx(T * (4 * 49'152 - 2 * 262'144)));
   CHECK(l.layer(3, true).kernels - a.layer(3, true).kernels == 8 - 2);
 }
+
+TEST_CASE("LoRA model FLOPs of a hybrid: frozen mixer projections count 4 FLOPs per weight") {
+  const ModelSpec m = parse_model_text(hybrid_json("M*M-"), "toy.json", "");
+  // Megatron's Mamba projections, d = 2·256: 2·256·(2·512 + 2·2·16 + 8) + 2·512·256.
+  CHECK(megatron_mamba_projection_flops_per_token(m) == Approx(823'296));
+  TaskSpec lora;
+  lora.kind = TrainingTask::kLora;  // rank 32, all four targets
+  const FlopConvention c;
+  // LoRA − pretrain per token: 2 FLOPs fewer per frozen weight (two Mamba blocks 2·823,296 / 2
+  // each; attention 256·512 + 256·256, MLP 2·256·512, head 256·1000 weights), 6 per adapter
+  // parameter: 32·(256 + 512) + 32·(256 + 256) + 2·32·(256 + 512) = 90,112.
+  const double diff = -2 * 823'296.0 - 2.0 * (196'608 + 262'144 + 256'000) + 6.0 * 90'112;
+  CHECK(task_flops_per_token(m, 4096, c, lora) - task_flops_per_token(m, 4096, c, TaskSpec{}) ==
+        Approx(diff));
+}
