@@ -8,11 +8,12 @@
 #include "core/error.h"
 #include "scenario/hf_config.h"
 #include "scenario/model_loader.h"
+#include "support/fixtures.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
-const std::string kRoot = FLEETSIM_SOURCE_DIR;
 const std::string kDir = kRoot + "/tests/scenario/hf_configs/";
 
 HfImport fixture(const std::string& name) {
@@ -92,7 +93,7 @@ TEST_CASE("imported configs of zoo models equal the zoo definitions") {
         "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-v3", "gpt-oss-20b", "gpt-oss-120b"}) {
     INFO(id);
     const ModelSpec a = fixture(id).model;
-    const ModelSpec z = load_model(id, kRoot);
+    const ModelSpec z = zoo(id);
     CHECK(a.name == z.name);
     CHECK(a.layers == z.layers);
     CHECK(a.hidden == z.hidden);
@@ -131,7 +132,7 @@ TEST_CASE("an imported model written as zoo JSON loads back to the same model") 
   for (const char* name : {"deepseek-v2-lite", "gpt2", "mistral-7b", "qwen2.5-7b"}) {
     INFO(name);
     const HfImport imp = fixture(name);
-    const ModelSpec back = parse_model_text(zoo_model_json(imp), "x.json", "");
+    const ModelSpec back = parse(zoo_model_json(imp), "x.json");
     CHECK(total_params(back) == total_params(imp.model));
     CHECK(active_params(back) == active_params(imp.model));
     CHECK(back.attention.sliding_window == imp.model.attention.sliding_window);
@@ -199,7 +200,7 @@ TEST_CASE("bad config.json files are input errors naming the key") {
 
 TEST_CASE("Qwen3-Next and DeepSeek-V3.2 config.json equal the zoo definitions") {
   const ModelSpec q = fixture("qwen3-next-80b-a3b").model;
-  const ModelSpec qz = load_model("qwen3-next-80b-a3b", kRoot);
+  const ModelSpec qz = zoo("qwen3-next-80b-a3b");
   CHECK(block_pattern_text(q.blocks) == block_pattern_text(qz.blocks));
   CHECK(q.layers == 96);
   CHECK(q.gdn.qk_heads == qz.gdn.qk_heads);
@@ -225,7 +226,7 @@ TEST_CASE("Qwen3-Next and DeepSeek-V3.2 config.json equal the zoo definitions") 
     CHECK(text(t).model.mtp_layers == 0);
   }
   const ModelSpec d = fixture("deepseek-v3.2-exp").model;
-  const ModelSpec dz = load_model("deepseek-v3.2-exp", kRoot);
+  const ModelSpec dz = zoo("deepseek-v3.2-exp");
   CHECK(d.attention.sparse_topk == 2048);
   CHECK(d.attention.indexer_heads == dz.attention.indexer_heads);
   CHECK(d.attention.indexer_head_dim == dz.attention.indexer_head_dim);
@@ -273,7 +274,7 @@ TEST_CASE("Nemotron-H config.json: blocks, Mamba-2 and MoE fields equal the zoo 
         {"nemotron-3-nano-30b-a3b", "nemotron3-nano-30b-a3b"}}) {
     INFO(file);
     const ModelSpec a = fixture(file).model;
-    const ModelSpec z = load_model(id, kRoot);
+    const ModelSpec z = zoo(id);
     CHECK(block_pattern_text(a.blocks) == block_pattern_text(z.blocks));
     CHECK(a.mamba.heads == z.mamba.heads);
     CHECK(a.mamba.head_dim == z.mamba.head_dim);
@@ -300,7 +301,7 @@ TEST_CASE("Nemotron 3 Super / Ultra config.json (LatentMoE) equal the zoo defini
                                  {"nemotron-3-ultra-550b-a55b", "nemotron3-ultra-550b-a55b"}}) {
     INFO(file);
     const ModelSpec a = fixture(file).model;
-    const ModelSpec z = load_model(id, kRoot);
+    const ModelSpec z = zoo(id);
     CHECK(block_pattern_text(a.blocks) == block_pattern_text(z.blocks));
     CHECK(a.layers == z.layers);
     CHECK(a.hidden == z.hidden);
@@ -354,7 +355,7 @@ TEST_CASE("bad Nemotron 3 LatentMoE / MTP / layers_block_type keys name the key"
 
 TEST_CASE("Kimi Linear config.json (KDA + MLA) equals the zoo definition") {
   const ModelSpec a = fixture("kimi-linear-48b-a3b").model;
-  const ModelSpec z = load_model("kimi-linear-48b-a3b", kRoot);
+  const ModelSpec z = zoo("kimi-linear-48b-a3b");
   CHECK(block_pattern_text(a.blocks) == block_pattern_text(z.blocks));
   CHECK(a.layers == 54);
   CHECK(a.gdn.kda);
@@ -432,7 +433,7 @@ TEST_CASE("bad Nemotron-H config.json files name the key") {
 
 TEST_CASE("DeepSeek-V4-Flash config.json equals the zoo definition") {
   const ModelSpec a = fixture("deepseek-v4-flash").model;
-  const ModelSpec z = load_model("deepseek-v4-flash", kRoot);
+  const ModelSpec z = zoo("deepseek-v4-flash");
   CHECK(a.attention.kind == AttentionKind::kSharedKv);
   CHECK(a.layers == z.layers);
   CHECK(a.hidden == z.hidden);

@@ -5,12 +5,12 @@
 
 #include "core/error.h"
 #include "scenario/model_loader.h"
+#include "support/fixtures.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
-const std::string kRoot = FLEETSIM_SOURCE_DIR;
-
 // A minimal valid dense model; `extra` is spliced into the top-level object.
 std::string model_json(const std::string& extra = "", const std::string& attention = "") {
   return R"({"id": "tiny", "layers": 2, "hidden": 64, "ffn": 256, "vocab": 1000, "mlp": "gated",
@@ -66,25 +66,25 @@ TEST_CASE("inline models parse with errors under the scenario's pointer") {
                     Catch::Contains("/workload/model/attention/kv_heads") &&
                         Catch::Contains("must divide heads (4)"));
   // MLA ranks only with kind "mla".
-  CHECK_THROWS_WITH(parse_model_text(model_json("", R"(, "kv_lora_rank": 8)"), "s.json", ""),
+  CHECK_THROWS_WITH(parse(model_json("", R"(, "kv_lora_rank": 8)"), "s.json"),
                     Catch::Contains("/attention/kv_lora_rank") &&
                         Catch::Contains("only valid with kind \"mla\""));
   // A dense model needs an FFN width.
   std::string noffn = model_json();
   noffn.replace(noffn.find("\"ffn\": 256"), 10, "\"ffn\": 0");
-  CHECK_THROWS_WITH(parse_model_text(noffn, "s.json", ""), Catch::Contains("/ffn"));
+  CHECK_THROWS_WITH(parse(noffn, "s.json"), Catch::Contains("/ffn"));
 }
 
 TEST_CASE("a feature that changes compute materially is rejected, never approximated") {
   const std::string mamba = model_json(
       R"(, "unmodelled": [{"feature": "mamba_layers", "impact": "material",
           "note": "hybrid Mamba-2 / attention stack"}])");
-  CHECK_THROWS_WITH(parse_model_text(mamba, "m.json", ""),
-                    Catch::Contains("/unmodelled/0/impact") && Catch::Contains("mamba_layers") &&
-                        Catch::Contains("cannot model"));
+  CHECK_THROWS_WITH(parse(mamba, "m.json"), Catch::Contains("/unmodelled/0/impact") &&
+                                                Catch::Contains("mamba_layers") &&
+                                                Catch::Contains("cannot model"));
   const std::string sinks = model_json(
       R"(, "unmodelled": [{"feature": "attention_sinks", "impact": "small", "note": "x"}])");
-  CHECK(parse_model_text(sinks, "m.json", "").unmodelled.size() == 1);
+  CHECK(parse(sinks, "m.json").unmodelled.size() == 1);
 }
 
 TEST_CASE("model_keys lists what a model file may contain") {

@@ -17,13 +17,9 @@
 #include "workload/step.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
-const std::string kRoot = FLEETSIM_SOURCE_DIR;
-ModelSpec zoo(const std::string& id) {
-  return load_model(id, kRoot);
-}
-
 // A small hybrid model as a zoo JSON text, with `blocks` and `extra` spliced in.
 std::string hybrid_json(const std::string& blocks, const std::string& extra = "") {
   return R"({"id": "toy-hybrid", "layers": 4, "hidden": 256, "ffn": 512, "vocab": 1000,
@@ -37,7 +33,7 @@ std::string hybrid_json(const std::string& blocks, const std::string& extra = ""
 
 std::string error_of(const std::string& text) {
   try {
-    parse_model_text(text, "toy.json", "");
+    parse(text, "toy.json");
   } catch (const InputError& e) {
     return e.pointer() + ": " + e.message();
   }
@@ -147,7 +143,7 @@ TEST_CASE("hybrid pattern parser") {
 }
 
 TEST_CASE("hybrid model files: good pattern loads, bad ones name /blocks or /mamba") {
-  const ModelSpec m = parse_model_text(hybrid_json("M-*-"), "toy.json", "");
+  const ModelSpec m = parse(hybrid_json("M-*-"), "toy.json");
   CHECK(m.blocks.size() == 4);
   CHECK(is_hybrid(m));
   CHECK(has_attention(m, 2));
@@ -203,8 +199,7 @@ TEST_CASE("SSD chunk_scan time at a measured ssm-kernels.csv row (H800)") {
 }
 
 TEST_CASE("SSD on a GPU without rows: H800 rate times the bf16 peak ratio, with a warning") {
-  const SystemSpec sys = load_system("dgx-b200", kRoot);
-  const ComputeModel c = ComputeModel::load(sys.gpu, kRoot);
+  const ComputeModel c = gpu_compute("dgx-b200");
   SsdShape s;
   s.batch = 8;
   s.seq = 4096;
@@ -277,14 +272,14 @@ TEST_CASE("a hybrid model's MTP module is an attention + MoE layer") {
 TEST_CASE("LoRA step of a small hybrid model: frozen mixer projections run no wgrad GEMM") {
   // M * M - at 4096 tokens, tp 1, BF16: the decoder layers of one pretrain step against the
   // same LoRA step (rank 32, all four targets; the mixers' in_proj / out_proj are no target).
-  const ModelSpec m = parse_model_text(hybrid_json("M*M-"), "toy.json", "");
-  const ComputeModel c = test::gpu_compute("dgx-h100");
+  const ModelSpec m = parse(hybrid_json("M*M-"), "toy.json");
+  const ComputeModel c = gpu_compute("dgx-h100");
   FrameworkOptions fw;
-  const ParallelConfig pre = test::one_gpu(4096);
+  const ParallelConfig pre = one_gpu(4096);
   ParallelConfig lora = pre;
   lora.task.kind = TrainingTask::kLora;
-  LayerCostModel a(m, pre, fw, c, test::no_comm);
-  LayerCostModel l(m, lora, fw, c, test::no_comm);
+  LayerCostModel a(m, pre, fw, c, no_comm);
+  LayerCostModel l(m, lora, fw, c, no_comm);
   const double T = 4096;
   // Mamba block per token: in_proj 2·256·1096 = 561,152 (1096 = 2·512 + 2·2·16 + 8), conv
   // 2·4·576 = 4,608, SSD 2·64·2·16 + 4·512·16 + 64·512 = 69,632, out_proj 2·512·256 = 262,144.
@@ -315,7 +310,7 @@ TEST_CASE("LoRA step of a small hybrid model: frozen mixer projections run no wg
 }
 
 TEST_CASE("LoRA model FLOPs of a hybrid: frozen mixer projections count 4 FLOPs per weight") {
-  const ModelSpec m = parse_model_text(hybrid_json("M*M-"), "toy.json", "");
+  const ModelSpec m = parse(hybrid_json("M*M-"), "toy.json");
   // Megatron's Mamba projections, d = 2·256: 2·256·(2·512 + 2·2·16 + 8) + 2·512·256.
   CHECK(megatron_mamba_projection_flops_per_token(m) == Approx(823'296));
   TaskSpec lora;

@@ -9,18 +9,13 @@
 #include "core/error.h"
 #include "scenario/model_loader.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 #include "workload/memory.h"
 #include "workload/model.h"
 #include "workload/step.h"
 
 using namespace fleetsim;
-
-namespace {
-const std::string kRoot = FLEETSIM_SOURCE_DIR;
-ModelSpec zoo(const std::string& id) {
-  return load_model(id, kRoot);
-}
-}  // namespace
+using namespace fleetsim::test;
 
 TEST_CASE("Kimi Delta Attention mixer parameters and FLOPs by hand", "[kda]") {
   const ModelSpec m = zoo("kimi-linear-48b-a3b");
@@ -116,9 +111,9 @@ TEST_CASE("gdn.kda in a model file: one head count and dim, or an error naming i
     std::string t = base;
     return t.replace(t.find("VH"), 2, vh);
   };
-  CHECK(parse_model_text(with("4"), "toy.json", "").gdn.kda);
+  CHECK(parse(with("4"), "toy.json").gdn.kda);
   try {
-    parse_model_text(with("8"), "toy.json", "");
+    parse(with("8"), "toy.json");
     FAIL("kda with 8 value heads accepted");
   } catch (const InputError& e) {
     CHECK(e.pointer() == "/gdn/kda");

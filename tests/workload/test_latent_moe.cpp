@@ -9,19 +9,14 @@
 #include "core/error.h"
 #include "scenario/model_loader.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 #include "workload/layer_costs.h"
 #include "workload/memory.h"
 #include "workload/model.h"
 #include "workload/step.h"
 
 using namespace fleetsim;
-
-namespace {
-const std::string kRoot = FLEETSIM_SOURCE_DIR;
-ModelSpec zoo(const std::string& id) {
-  return load_model(id, kRoot);
-}
-}  // namespace
+using namespace fleetsim::test;
 
 TEST_CASE("Nemotron 3 Super parameters by hand and against the published 120.6B / 12.7B",
           "[latent]") {
@@ -81,8 +76,7 @@ TEST_CASE("LatentMoE FLOPs: routed experts at the latent width plus the two proj
 }
 
 TEST_CASE("LatentMoE layer: two TE Linears more, EP all-to-all of latent-wide tokens", "[latent]") {
-  const SystemSpec sys = load_system("dgx-h100", kRoot);
-  const ComputeModel compute = ComputeModel::load(sys.gpu, kRoot);
+  const ComputeModel compute = gpu_compute("dgx-h100");
   const ModelSpec m = zoo("nemotron3-super-120b-a12b");
   REQUIRE(is_moe_layer(m, 1));
   ParallelConfig par;
@@ -140,13 +134,13 @@ TEST_CASE("moe.latent in a model file: a positive width, or an error naming it",
     std::string t = base;
     return t.replace(t.find("LAT"), 3, lat);
   };
-  const ModelSpec ok = parse_model_text(with("64"), "toy.json", "");
+  const ModelSpec ok = parse(with("64"), "toy.json");
   CHECK(ok.moe.latent == 64);
   // Router 256·8, projections 2·256·64, experts 8·3·64·128 (gated), per layer.
   CHECK(layer_params(ok, 0).router == 256 * 8 + 2 * 256 * 64);
   CHECK(layer_params(ok, 0).routed_experts == 8 * 3 * 64 * 128);
   try {
-    parse_model_text(with("0"), "toy.json", "");
+    parse(with("0"), "toy.json");
     FAIL("latent 0 accepted");
   } catch (const InputError& e) {
     CHECK(e.pointer() == "/moe/latent");

@@ -7,16 +7,11 @@
 
 #include "core/csv.h"
 #include "scenario/model_loader.h"
+#include "support/fixtures.h"
 #include "workload/model.h"
 
 using namespace fleetsim;
-
-namespace {
-const std::string kRoot = FLEETSIM_SOURCE_DIR;
-ModelSpec zoo(const std::string& id) {
-  return load_model(id, kRoot);
-}
-}  // namespace
+using namespace fleetsim::test;
 
 TEST_CASE("Llama 3 8B parameters by hand") {
   const ModelSpec m = zoo("llama3-8b");
@@ -158,7 +153,8 @@ TEST_CASE("computed active parameters match the published figures") {
   // Grok-1: "25% of the weights active on a given token" (xAI): 2 of 8 experts plus attention
   // and embeddings → 83.8B / 315.7B = 26.5 %.
   const ModelSpec grok = zoo("grok-1");
-  const double share = static_cast<double>(active_params(grok)) / total_params(grok);
+  const double share =
+      static_cast<double>(active_params(grok)) / static_cast<double>(total_params(grok));
   CHECK(share == Approx(0.25).margin(0.02));
 }
 

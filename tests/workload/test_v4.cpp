@@ -6,15 +6,15 @@
 
 #include "core/error.h"
 #include "scenario/model_loader.h"
+#include "support/fixtures.h"
 #include "workload/model.h"
 #include "workload/parallel.h"
 #include "workload/step_check.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
-const std::string kRoot = FLEETSIM_SOURCE_DIR;
-
 // h 64, 3 layers (window only, CSA ratio 4, HCA ratio 128), 4 heads x 16, q LoRA 8, 2 output
 // groups of rank 8, window 8, indexer 2 x 8 top-4, 4 experts top-2 of width 32 + 1 shared, one
 // hash-routed layer, 2 mHC streams, vocabulary 100.
@@ -35,7 +35,7 @@ std::string tiny(const std::string& attention_extra = "", const std::string& ext
 }  // namespace
 
 TEST_CASE("a tiny DeepSeek-V4-style model's parameters, counted by hand") {
-  const ModelSpec m = parse_model_text(tiny(), "t.json", "");
+  const ModelSpec m = parse(tiny(), "t.json");
   // Attention of every layer: q_a 64·8 + q_a_norm 8 + q_b 8·64 + kv_proj 64·16 + kv_norm 16
   // + o_a (4·16)·8 + o_b 2·8·64 + 4 sinks = 512 + 8 + 512 + 1024 + 16 + 512 + 1024 + 4.
   const int64_t attn = 3612;
@@ -71,7 +71,7 @@ TEST_CASE("a tiny DeepSeek-V4-style model's parameters, counted by hand") {
 }
 
 TEST_CASE("a tiny DeepSeek-V4-style model's FLOPs follow Megatron-Bridge's dsv4_hybrid terms") {
-  const ModelSpec m = parse_model_text(tiny(), "t.json", "");
+  const ModelSpec m = parse(tiny(), "t.json");
   // Per layer, s = 64: projections q 8·(64 + 64 + 1), kv 64·16 + 16, o 64·8 + 2·8·64 (3,608
   // weights); window core 2·4·8·16 = 1,024.
   const double l0 = 6.0 * 3608 + 6.0 * 1024;
@@ -92,7 +92,7 @@ TEST_CASE("a tiny DeepSeek-V4-style model's FLOPs follow Megatron-Bridge's dsv4_
 }
 
 TEST_CASE("DeepSeek-V4-Flash matches its published 284B total and 13B active and Bridge FLOPs") {
-  const ModelSpec m = load_model("deepseek-v4-flash", kRoot);
+  const ModelSpec m = zoo("deepseek-v4-flash");
   // 43 layers: 21 CSA, 20 HCA, 2 window-only; MTP (ratio 0) excluded from the totals.
   int csa = 0, hca = 0;
   for (int i = 0; i < m.layers; ++i) {
@@ -122,31 +122,31 @@ TEST_CASE("DeepSeek-V4-Flash matches its published 284B total and 13B active and
 }
 
 TEST_CASE("bad DeepSeek-V4 model fields exit 2 naming the field") {
-  CHECK_NOTHROW(parse_model_text(tiny(), "t.json", ""));
+  CHECK_NOTHROW(parse(tiny(), "t.json"));
   auto bad = [](const std::string& att, const std::string& extra, const std::string& msg) {
     std::string text = tiny(att, extra);
-    CHECK_THROWS_WITH(parse_model_text(text, "t.json", ""), Catch::Contains(msg));
+    CHECK_THROWS_WITH(parse(text, "t.json"), Catch::Contains(msg));
   };
   bad(R"(, "kv_lora_rank": 8)", "", "t.json:/attention/kv_lora_rank: not valid with kind");
   bad(R"(, "o_groups": 3)", "", "t.json:/attention/o_groups");
   std::string t = tiny();
   t.replace(t.find("[0, 4, 128]"), 11, "[0, 4]");
-  CHECK_THROWS_WITH(parse_model_text(t, "t.json", ""),
+  CHECK_THROWS_WITH(parse(t, "t.json"),
                     Catch::Contains("t.json:/attention/compress_ratios: has 2 entries; expected "
                                     "one per layer and MTP module (3)"));
   std::string k = tiny();
   const std::string idx = R"("sparse_topk": 4, "indexer_heads": 2, "indexer_head_dim": 8, )";
   k.replace(k.find(idx), idx.size(), "");
-  CHECK_THROWS_WITH(parse_model_text(k, "t.json", ""),
+  CHECK_THROWS_WITH(parse(k, "t.json"),
                     Catch::Contains("t.json:/attention/sparse_topk: missing: layers of ratio "
                                     "csa_ratio (CSA) need the indexer"));
   std::string h = tiny();
   h.replace(h.find("\"hash_layers\": 1"), 16, "\"hash_layers\": 4");
-  CHECK_THROWS_WITH(parse_model_text(h, "t.json", ""), Catch::Contains("t.json:/moe/hash_layers"));
+  CHECK_THROWS_WITH(parse(h, "t.json"), Catch::Contains("t.json:/moe/hash_layers"));
 }
 
 TEST_CASE("the step refuses DeepSeek-V4 with exit 2 naming what is not modelled") {
-  const ModelSpec m = load_model("deepseek-v4-flash", kRoot);
+  const ModelSpec m = zoo("deepseek-v4-flash");
   ParallelConfig p;
   p.ep = 8;
   p.dp = 8;
