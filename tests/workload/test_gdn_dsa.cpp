@@ -356,4 +356,14 @@ TEST_CASE("DeepSeek sparse attention block: executed FLOPs and kernels by hand a
   const double bwd = 27'262'976.0 + 2 * 134'217'728.0 + 2.5 * core;
   CHECK(ls.layer(0, true).flops - ld.layer(0, true).flops == Approx(bwd - 2.5 * 671'088'640.0));
   CHECK(ls.layer(0, true).kernels - ld.layer(0, true).kernels == 8);
+  // LoRA: nothing in the indexer trains (frozen weights, detached inputs), so it has no
+  // backward: the DSA block's backward is the sparse core's 2.5x alone, one kernel in place
+  // of the dense attention kernel.
+  ParallelConfig lora = p;
+  lora.task.kind = TrainingTask::kLora;
+  LayerCostModel lld(dense, lora, fw, c, no_comm), lls(dsa, lora, fw, c, no_comm);
+  CHECK(lls.layer(0, false).flops - lld.layer(0, false).flops == Approx(fwd - 671'088'640.0));
+  CHECK(lls.layer(0, true).flops - lld.layer(0, true).flops ==
+        Approx(2.5 * core - 2.5 * 671'088'640.0));
+  CHECK(lls.layer(0, true).kernels - lld.layer(0, true).kernels == 0);
 }

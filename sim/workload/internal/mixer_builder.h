@@ -76,7 +76,7 @@ class MixerBuilder {
   void tp(CollOp op, Time hide) {
     const double bytes = T_ * h_ * 2.0;
     const Time t = comm_(Dim::kTp, op, bytes);
-    b_.tp(t, fw_.tp_comm_overlap ? hide : Time::zero(), {Dim::kTp, op, bytes});
+    b_.tp(t, fw_.tp_comm_overlap ? hide : Time::zero(), {Dim::kTp, op, bytes, Time::zero()});
   }
   void ag(Time hide) {
     if (sp_) tp(CollOp::kAllGather, hide);

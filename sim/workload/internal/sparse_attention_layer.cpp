@@ -10,7 +10,8 @@
 // The indexer's linears are duplicated on every TP rank (parallel_mode "duplicated"): each rank
 // runs them on the whole micro-batch, after an all-gather of x and of the q latent under
 // sequence parallelism. Its inputs are detached: backward has no dgrad for its projections,
-// only their weight gradients, the scoring's backward and the element-wise passes.
+// only their weight gradients, the scoring's backward and the element-wise passes; with LoRA's
+// frozen weights nothing in the indexer trains and it has no backward.
 #include "workload/internal/sparse_attention_layer.h"
 
 #include <cmath>
@@ -19,30 +20,24 @@
 
 namespace fleetsim::step_internal {
 
-Time add_sparse_attention(const ModelSpec& m, const ParallelConfig& p, const ComputeModel& c,
-                          const LayerCostModel::CommFn& comm, bool bwd, BlockBuilder& b) {
+namespace {
+
+// The indexer's projections, key norm, RoPE and rotation, causal scoring and its fp32 logits
+// (forward: the top-k read; backward: the softmax gradient) on this rank's whole micro-batch.
+void add_indexer_scoring(const ModelSpec& m, const ParallelConfig& p, const ComputeModel& c,
+                         bool bwd, BlockBuilder& b) {
   const AttentionSpec& a = m.attention;
   const DType gd = gemm_dtype(p.precision);
-  const double T = static_cast<double>(p.micro_batch) * p.seq_len;  // cp = 1 (step_check)
-  const double S = p.seq_len;
+  const double T = static_cast<double>(p.micro_batch) * p.seq_len;
   const double h = static_cast<double>(m.hidden);
   const double q_in = a.q_lora_rank > 0 ? a.q_lora_rank : h;
   const double HI = a.indexer_heads, dI = a.indexer_head_dim;
-  const double keys_dense = S / 2.0;  // causal scoring, every previous token
+  const double keys_dense = static_cast<double>(p.seq_len) / 2.0;  // causal: every previous token
   const double pass = bwd ? 3.0 : 2.0;
   auto mem = [&](double bytes) { b.kernel(c.memory_bound(bytes)); };
   auto gemm = [&](double M, double N, double K, DType d) {
     return c.gemm(std::llround(M), std::llround(N), std::llround(K), d);
   };
-  const bool sp = p.sequence_parallel && p.tp > 1;
-  if (sp && !bwd) {
-    // gather_from_sequence_parallel_region of x and of the q latent for the indexer.
-    for (double width : {h, q_in}) {
-      const double bytes = T * width * 2.0;
-      const Time t = comm(Dim::kTp, CollOp::kAllGather, bytes);
-      b.tp(t, Time::zero(), {Dim::kTp, CollOp::kAllGather, bytes});
-    }
-  }
   // Projections: forward, or (inputs detached) the weight gradients only.
   for (const auto& [n, k] : {std::pair<double, double>{HI * dI, q_in}, {dI, h}, {HI, h}}) {
     b.module();
@@ -57,6 +52,30 @@ Time add_sparse_attention(const ModelSpec& m, const ParallelConfig& p, const Com
   b.kernel(bwd ? score + score : score, bwd ? 2.0 * score_fl : score_fl);
   mem(T * keys_dense * 4.0 * (bwd ? 3.0 : 1.0));  // fp32 logits: top-k read (bwd: softmax grad)
   if (!bwd) mem(T * a.sparse_topk * 4.0);         // the top-k indices
+}
+
+}  // namespace
+
+Time add_sparse_attention(const ModelSpec& m, const ParallelConfig& p, const ComputeModel& c,
+                          const LayerCostModel::CommFn& comm, bool bwd, BlockBuilder& b) {
+  const AttentionSpec& a = m.attention;
+  const double T = static_cast<double>(p.micro_batch) * p.seq_len;  // cp = 1 (step_check)
+  const double S = p.seq_len;
+  const double h = static_cast<double>(m.hidden);
+  const double q_in = a.q_lora_rank > 0 ? a.q_lora_rank : h;
+  auto mem = [&](double bytes) { b.kernel(c.memory_bound(bytes)); };
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  if (sp && !bwd) {
+    // gather_from_sequence_parallel_region of x and of the q latent for the indexer.
+    for (double width : {h, q_in}) {
+      const double bytes = T * width * 2.0;
+      const Time t = comm(Dim::kTp, CollOp::kAllGather, bytes);
+      b.tp(t, Time::zero(), {Dim::kTp, CollOp::kAllGather, bytes, Time::zero()});
+    }
+  }
+  // LoRA freezes the indexer's weights and its inputs are detached: nothing in it trains, so
+  // it has no backward at all (its KL loss is still computed in the forward).
+  if (!(bwd && p.task.frozen_base())) add_indexer_scoring(m, p, c, bwd, b);
   // Sparse core attention.
   SparseMlaShape sh;
   sh.batch = p.micro_batch;
@@ -79,10 +98,10 @@ Time add_sparse_attention(const ModelSpec& m, const ParallelConfig& p, const Com
     const double bytes = T * a.sparse_topk * 4.0;
     if (p.tp > 1) {
       const Time t = comm(Dim::kTp, CollOp::kAllReduce, bytes);
-      b.tp(t, Time::zero(), {Dim::kTp, CollOp::kAllReduce, bytes});
+      b.tp(t, Time::zero(), {Dim::kTp, CollOp::kAllReduce, bytes, Time::zero()});
     }
     mem(bytes * 3.0);  // softmaxes and the KL terms
-  } else {
+  } else if (!p.task.frozen_base()) {
     mem(T * a.sparse_topk * 4.0 * 3.0);  // KL loss gradient to the indexer's scores
   }
   return core;
