@@ -24,12 +24,30 @@
 // (deep_ep/hybrid_ep_buffer.py dispatch_with_permute): an EP all-gather of tokens · experts ·
 // ep bytes and an HBM-bound read of them, outside the "moe_preprocess" graph (Megatron's
 // HybridEPDispatch calls them in token_dispatch).
-// Every flex call goes through the library's Torch API, whose time beyond the kernels (t_api of
-// sim/coll/dispatch.h: HybridEP's device_sync / update_flag, DeepEP's wait for the receive
-// counts, fitted on the Torch-API vs kernel-only rows of validation/dispatch-benchmarks.csv)
-// blocks the host: after the call the host waits for the GPU, then spends the rest of t_api
-// before it launches the next kernel (GPU idle, host exposed). The forward dispatch's own
-// token-count sync is one of those round trips.
+// Every flex call goes through the library's Torch API, whose time beyond the kernels is t_api of
+// sim/coll/dispatch.h (fitted on the Torch-API vs kernel-only rows of
+// validation/dispatch-benchmarks.csv; the kernel-only rows exclude "CPU overhead, d2d,
+// device_sync", DeepEP hybrid-ep tests/test_hybrid_ep.py @94a9f8f L387). Only the forward
+// dispatch blocks the host, and on the GPU reaching it, not for a fixed time:
+// - DeepEP (csrc/deep_ep.cpp @567632d, Buffer::intranode_dispatch L585-651, internode_dispatch
+//   L1137-1162): without a handle the host busy-waits on the host-mapped moe_recv_counter until
+//   the notify kernel has written the receive counts, then allocates and launches the dispatch
+//   kernel; with a handle (cached mode: the backward of combine, Megatron-LM
+//   megatron/core/transformer/moe/fused_a2a.py @d98e8a6 L200 FusedCombine.backward) it skips
+//   the wait; intranode / internode_combine (the combine, and the backward of dispatch,
+//   fused_a2a.py L152) never wait on the host. fused_a2a.py L138 builds tokens_per_expert from
+//   the host list the wait returned (no further sync).
+// - HybridEP (deep_ep/hybrid_ep_buffer.py @94a9f8f L358-379 dispatch_with_permute without a
+//   handle -> metadata_preprocessing; csrc/hybrid_ep/executor/executor.cu L165-167
+//   cudaStreamSynchronize when non_blocking is false, which Megatron's dropless path passes:
+//   fused_a2a.py L415-417 with num_permuted_tokens None, token_dispatcher.py @d98e8a6 L1111); with
+//   a handle (the backward of combine, fused_a2a.py L507) and in combine_with_unpermute (L434-479)
+//   there is no sync.
+// So the forward dispatch's wait is the dropless token-count BlockBuilder::host_sync() before
+// it (the host waits until the GPU has run the preprocess, then one round trip), and the rest
+// of its t_api (t_api - d2h) is host work after the wait, before the dispatch kernel. The other
+// three calls spend t_api as host work before their kernels without waiting: it delays the GPU
+// only where the host is behind it.
 // Experts with moe_grouped_gemm (TEGroupedMLP / TE GroupedLinear): per local expert one GEMM
 // launch for fc1 and one for fc2 (and, in FP8 / MXFP8 / NVFP4, one quantise launch before each;
 // current scaling adds its amax and scale kernels), one activation kernel (SwiGLU with the routing
@@ -43,11 +61,11 @@
 //
 // Host synchronisation: dropless routing makes the host wait for the token counts per expert
 // (alltoall: the .cpu() of the counts after their EP all-gather; unfused permute: masked_select's
-// output size; flex: the dispatch layout) before it can launch the dispatch: one
-// BlockBuilder::host_sync() in the forward pass (the backward reuses the counts).
-// CUDA-graph scopes (framework.cuda_graph_scopes): "moe_router" captures the router (GEMM,
-// score function + top-k, aux loss, token counts), "moe_preprocess" the dispatch preprocess
-// (alltoall: the permute; flex: the dispatch layout); everything after the sync stays eager.
+// output size; flex: the receive counts of the dispatch, above) before it can launch the dispatch:
+// one BlockBuilder::host_sync() in the forward pass (the backward reuses the counts). CUDA-graph
+// scopes (framework.cuda_graph_scopes): "moe_router" captures the router (GEMM, score function +
+// top-k, aux loss, token counts), "moe_preprocess" the dispatch preprocess (alltoall: the permute;
+// flex: the dispatch layout); everything after the sync stays eager.
 #include "workload/internal/moe_layer.h"
 
 #include <algorithm>
@@ -261,16 +279,16 @@ void MoeBuilder::dispatch_sync(bool first, bool bwd) {
   // for the flex dispatchers (the collective model's all-to-all is the alltoall dispatcher's).
   const CollCall call{Dim::kEp, CollOp::kAllToAll, Tm_ * topk_ * copy_bf16,
                       flex_ ? t : Time::zero()};
+  // The Torch API's host work before the call's kernels (see the header): after the forward
+  // dispatch's wait (the token-count sync before it holds the round trip), or, for the calls
+  // that never wait, all of t_api.
+  const Time d2h = fw_.host.d2h;
+  const bool waits = first && !bwd;
+  b_.host_item(!waits ? api_ : api_ > d2h ? api_ - d2h : Time::zero());
   if (first)
     b_.sync(Dim::kEp, t, bwd ? "ep combine (grad)" : "ep dispatch", call, "experts");
   else
     b_.sync(Dim::kEp, t, bwd ? "ep dispatch (grad)" : "ep combine", call, "moe tail");
-  if (api_ <= Time::zero()) return;
-  // The Torch API's wait: a round trip after the call (the forward dispatch's count sync before
-  // it is the other one its t_api holds), the rest host time before the next launch.
-  const Time trips = fw_.host.d2h * (first && !bwd ? 2 : 1);
-  b_.host_sync("ep torch-API sync");
-  b_.host_item(api_ > trips ? api_ - trips : Time::zero());
 }
 
 // HybridEP's forward dispatch builds its handle from the routing map of every EP rank: the
@@ -280,7 +298,7 @@ void MoeBuilder::routing_map_gather() {
   if (!hybrid_ || p_.ep == 1) return;
   const double map = Tm_ * E_ * static_cast<double>(p_.ep);
   b_.sync(Dim::kEp, in_.comm(Dim::kEp, CollOp::kAllGather, map), "ep routing-map all-gather",
-          {Dim::kEp, CollOp::kAllGather, map}, "dispatch preprocess");
+          {Dim::kEp, CollOp::kAllGather, map, Time::zero()}, "dispatch preprocess");
   mem(map);
 }
 
