@@ -61,7 +61,7 @@ struct CollCall {
   double bytes;
   // The call's time where the collective model does not give it (a flex dispatcher's dispatch /
   // combine: the expert-dispatch model); zero = the collective model's time of (dim, op, bytes).
-  Time time;
+  Time time = Time::zero();
   bool operator<(const CollCall& o) const {
     if (dim != o.dim) return dim < o.dim;
     if (op != o.op) return op < o.op;
