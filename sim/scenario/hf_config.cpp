@@ -207,6 +207,15 @@ void read_gqa(HfReader& r, ModelSpec& m) {
   }
 }
 
+void read_indexer(HfReader& r, AttentionSpec& a) {
+  a.sparse_topk =
+      static_cast<int>(r.integer("index_topk", 1, int64_t{1} << 30, "/attention/sparse_topk"));
+  a.indexer_heads =
+      static_cast<int>(r.integer("index_n_heads", 1, 4096, "/attention/indexer_heads"));
+  a.indexer_head_dim =
+      static_cast<int>(r.integer("index_head_dim", 1, 4096, "/attention/indexer_head_dim"));
+}
+
 void read_mla(HfReader& r, ModelSpec& m) {
   AttentionSpec& a = m.attention;
   a.kind = AttentionKind::kMla;
@@ -237,12 +246,7 @@ void read_mla(HfReader& r, ModelSpec& m) {
   const bool dsa =
       r.present("index_topk") || r.present("index_n_heads") || r.present("index_head_dim");
   if (dsa) {
-    a.sparse_topk =
-        static_cast<int>(r.integer("index_topk", 1, int64_t{1} << 30, "/attention/sparse_topk"));
-    a.indexer_heads =
-        static_cast<int>(r.integer("index_n_heads", 1, 4096, "/attention/indexer_heads"));
-    a.indexer_head_dim =
-        static_cast<int>(r.integer("index_head_dim", 1, 4096, "/attention/indexer_head_dim"));
+    read_indexer(r, a);
     r.note("/attention/indexer_head_dim",
            "config.json:/index_head_dim; the indexer's key LayerNorm (weight and bias) counted");
   }

@@ -136,12 +136,7 @@ void read_v4_attention(HfReader& r, ModelSpec& m) {
   for (const char* k : {"compress_rope_theta", "compress_rope_parameters"})
     r.ignore(k);
   if (std::count(ratios.begin(), ratios.end(), csa) > 0) {
-    a.sparse_topk =
-        static_cast<int>(r.integer("index_topk", 1, int64_t{1} << 30, "/attention/sparse_topk"));
-    a.indexer_heads =
-        static_cast<int>(r.integer("index_n_heads", 1, 4096, "/attention/indexer_heads"));
-    a.indexer_head_dim =
-        static_cast<int>(r.integer("index_head_dim", 1, 4096, "/attention/indexer_head_dim"));
+    read_indexer(r, a);
   } else {
     for (const char* k : {"index_topk", "index_n_heads", "index_head_dim"})
       r.ignore(k);  // no CSA layer: no indexer is built
