@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Every relative link of the documentation resolves.
 
-Checks README.md, docs/*.md and sim/*/README.md (or the files given after the repository root),
+Checks README.md, docs/*.md, sim/README.md and sim/*/README.md (or the files given after the
+repository root),
 and that README.md stays within README_MAX_BYTES when run on the whole tree:
 each Markdown link or image `[text](target)` and reference definition `[id]: target` whose target
 is not a URL (http:, https:, mailto:) must name an existing file or folder, relative to the page,
@@ -140,7 +141,12 @@ def main(argv):
     if len(argv) > 2:
         pages = [pathlib.Path(a).resolve() for a in argv[2:]]
     else:
-        pages = [root / "README.md"] + sorted((root / "docs").glob("*.md")) + sorted(root.glob("sim/*/README.md"))
+        pages = (
+            [root / "README.md"]
+            + sorted((root / "docs").glob("*.md"))
+            + sorted(root.glob("sim/README.md"))
+            + sorted(root.glob("sim/*/README.md"))
+        )
     problems, links = [], 0
     for page in pages:
         if not page.is_file():
