@@ -12,17 +12,17 @@
 #include "core/simulator.h"
 #include "scenario/model_loader.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 #include "workload/internal/block_builder.h"
 #include "workload/internal/replay.h"
 #include "workload/layer_costs.h"
 #include "workload/step.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 using namespace fleetsim::step_internal;
 
 namespace {
-const std::string kRoot = FLEETSIM_SOURCE_DIR;
-
 Time us(double x) {
   return Time::from_us(x);
 }

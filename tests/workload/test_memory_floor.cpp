@@ -4,13 +4,13 @@
 #include <catch2/catch.hpp>
 
 #include "scenario/model_loader.h"
+#include "support/fixtures.h"
 #include "workload/memory.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
-
-const std::string kRoot = FLEETSIM_SOURCE_DIR;
 
 // Llama 3 70B: h = 8192, ffn = 28672, 64 heads of 128 with 8 KV heads, vocab 128256, untied.
 // Per layer: q and o 8192², k and v 8192 · 1024 each, gate / up / down 3 · 8192 · 28672, two

@@ -9,14 +9,14 @@
 #include "compute/compute_model.h"
 #include "scenario/model_loader.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 #include "workload/layer_costs.h"
 #include "workload/step.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
-
-const std::string kRoot = FLEETSIM_SOURCE_DIR;
 
 struct Setup {
   ModelSpec model = load_model("qwen3-30b-a3b", kRoot);

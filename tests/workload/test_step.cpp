@@ -8,13 +8,13 @@
 #include "core/error.h"
 #include "scenario/model_loader.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 #include "workload/step.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
-const std::string kRoot = FLEETSIM_SOURCE_DIR;
-
 // A uniform 16-layer model with a 128-token vocabulary, so the embedding and the LM head are
 // negligible and every pipeline stage does the same work.
 ModelSpec uniform_model() {

@@ -6,16 +6,16 @@
 
 #include "scenario/model_loader.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 #include "workload/layer_costs.h"
 #include "workload/memory.h"
 #include "workload/step.h"
 #include "workload/task.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
-const std::string kRoot = FLEETSIM_SOURCE_DIR;
-
 // Llama 3 8B's published shape (workloads/models/llama3-8b.json): 32 layers, h 4096, 32 heads
 // of 128, 8 KV heads, SwiGLU FFN 14336, vocabulary 128256, untied embeddings.
 constexpr double kL = 32, kH = 4096, kHeads = 32, kKv = 8, kHd = 128, kF = 14336, kV = 128256;
