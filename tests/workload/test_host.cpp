@@ -210,15 +210,11 @@ TEST_CASE("a device-to-host sync stops the host from running ahead") {
 }
 
 TEST_CASE("launch count of a dense decoder layer, eager and with TE graph scopes") {
-  const ModelSpec m = load_model("llama3-8b", kRoot);
-  const SystemSpec sys = load_system("dgx-h100", kRoot);
-  const ComputeModel compute = ComputeModel::load(sys.gpu, kRoot);
-  ParallelConfig p;
-  p.seq_len = 4096;
+  const ModelSpec m = zoo("llama3-8b");
+  const ComputeModel compute = gpu_compute("dgx-h100");
+  ParallelConfig p = one_gpu(4096);
   p.micro_batch = 1;
-  p.global_batch = 1;
   p.precision = PrecisionRecipe::kBf16;
-  auto no_comm = [](Dim, CollOp, double) { return Time::zero(); };
   FrameworkOptions fw;
   fw.host.op = us(13);
   fw.host.module = us(36);
@@ -272,7 +268,7 @@ TEST_CASE("a topology without host_cpu_class runs with x86 host costs and says s
   const CollectiveParams cp = load_collective_params(sys, kRoot);
   const ComputeModel compute = ComputeModel::load(sys.gpu, kRoot);
   StepInput in;
-  in.model = load_model("llama3-8b", kRoot);
+  in.model = zoo("llama3-8b");
   in.model.layers = 2;
   in.par.seq_len = 2048;
   in.par.micro_batch = 1;

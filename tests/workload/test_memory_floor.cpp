@@ -36,7 +36,7 @@ ParallelConfig dp_only(PrecisionRecipe prec) {
 }  // namespace
 
 TEST_CASE("memory floor: bf16 weights and bf16 gradients of a data-parallel-only layout") {
-  const ModelSpec m = load_model("llama3-70b", kRoot);
+  const ModelSpec m = zoo("llama3-70b");
   MemoryOptions o;
   o.grad_bytes = 2;
   // NVFP4 without parameter gather (Megatron-Bridge <= 0.4.1): the bf16 weights are the floor's
@@ -57,7 +57,7 @@ TEST_CASE("memory floor: bf16 weights and bf16 gradients of a data-parallel-only
 }
 
 TEST_CASE("memory floor: parameter gather keeps only the quantized row-wise weights") {
-  const ModelSpec m = load_model("llama3-70b", kRoot);
+  const ModelSpec m = zoo("llama3-70b");
   MemoryOptions o;
   o.grad_bytes = 2;
   o.fp8_param_gather = true;
@@ -76,7 +76,7 @@ TEST_CASE("memory floor: parameter gather keeps only the quantized row-wise weig
 }
 
 TEST_CASE("memory floor: pipeline stages, FSDP and LoRA") {
-  const ModelSpec m = load_model("llama3-70b", kRoot);
+  const ModelSpec m = zoo("llama3-70b");
   MemoryOptions o;
   o.grad_bytes = 2;
   // PP 4, no VP: stage 0 holds 20 layers and the embedding, the last stage 20 layers, the final

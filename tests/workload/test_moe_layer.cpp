@@ -19,10 +19,10 @@ using namespace fleetsim::test;
 namespace {
 
 struct Setup {
-  ModelSpec model = load_model("qwen3-30b-a3b", kRoot);
+  ModelSpec model = zoo("qwen3-30b-a3b");
   ParallelConfig par;
   FrameworkOptions fw;
-  ComputeModel compute = ComputeModel::load(load_system("dgx-h100", kRoot).gpu, kRoot);
+  ComputeModel compute = gpu_compute("dgx-h100");
   bool flex = false;
   Setup() {
     par.ep = 8;
@@ -203,7 +203,7 @@ TEST_CASE("mlp recompute skips MoE layers, shared_experts replays the shared exp
   // DeepSeek-V3 layer 10 (MoE, one shared expert): Megatron-Core's "mlp" module recomputes
   // dense MLPs only (transformer_layer.py), "shared_experts" the shared expert (moe_layer.py).
   Setup s;
-  s.model = load_model("deepseek-v3", kRoot);
+  s.model = zoo("deepseek-v3");
   s.par.recompute = Recompute::kSelective;
   s.par.recompute_modules = kRecomputeCoreAttn;
   ModelSpec m = s.model;

@@ -18,7 +18,7 @@ namespace {
 // A uniform 16-layer model with a 128-token vocabulary, so the embedding and the LM head are
 // negligible and every pipeline stage does the same work.
 ModelSpec uniform_model() {
-  ModelSpec m = load_model("llama3-8b", kRoot);
+  ModelSpec m = zoo("llama3-8b");
   m.layers = 16;
   m.vocab = 128;
   m.benchmark_vocab = 128;
@@ -139,7 +139,7 @@ TEST_CASE("a GPU at half speed slows every synchronous rank") {
 }
 
 TEST_CASE("invalid parallel configurations are input errors with the JSON pointer") {
-  const ModelSpec m = load_model("llama3-8b", kRoot);  // 32 heads, 8 KV heads, 32 layers
+  const ModelSpec m = zoo("llama3-8b");  // 32 heads, 8 KV heads, 32 layers
   ParallelConfig p;
   p.seq_len = 4096;
   p.global_batch = 8;
@@ -184,7 +184,7 @@ TEST_CASE("EP dispatch through a library: the dispatch model's closed form per c
   //   nvlink-one-sided: 18 us + T_nvl at its η_nvl (no SM limit).
   Fixture f;
   StepInput in;
-  in.model = load_model("deepseek-v3", kRoot);
+  in.model = zoo("deepseek-v3");
   in.model.layers = 5;
   in.model.mtp_layers = 0;
   in.par.ep = 8;

@@ -35,18 +35,12 @@ TaskSpec lora(int rank, unsigned targets, int doc = 0) {
   return t;
 }
 
-Time zero_comm(Dim, CollOp, double) {
-  return Time::zero();
-}
-
 // Executed FLOPs of one decoder layer's forward + backward on one GPU (tp = 1), 4096 tokens.
 double layer_flops(const ModelSpec& m, const TaskSpec& t, const ComputeModel& c) {
-  ParallelConfig p;
-  p.seq_len = 4096;
-  p.global_batch = 1;
+  ParallelConfig p = one_gpu(4096);
   p.task = t;
   FrameworkOptions fw;
-  LayerCostModel costs(m, p, fw, c, zero_comm);
+  LayerCostModel costs(m, p, fw, c, no_comm);
   return costs.layer(0, false).flops + costs.layer(0, true).flops;
 }
 }  // namespace
@@ -60,7 +54,7 @@ TEST_CASE("packed documents and the keys attended") {
   CHECK(d[1].tokens == 96);
   CHECK(packed_documents(4096, 0).size() == 1);
   CHECK(packed_documents(4096, 4096)[0].tokens == 4096);
-  const ModelSpec m = load_model("llama3-8b", kRoot);
+  const ModelSpec m = zoo("llama3-8b");
   // Causal: each query of a document of d tokens attends d/2 keys on average.
   CHECK(packed_attended_keys(m, 0, 4096, 1000) ==
         Approx((4 * 1000.0 * 500.0 + 96.0 * 48.0) / 4096.0));
@@ -68,7 +62,7 @@ TEST_CASE("packed documents and the keys attended") {
 }
 
 TEST_CASE("LoRA model FLOPs per token in closed form") {
-  const ModelSpec m = load_model("llama3-8b", kRoot);
+  const ModelSpec m = zoo("llama3-8b");
   const double n_weights = kL * (kAttnW + kMlpW) + kH * kV;  // GEMM weights incl. the LM head
   const double attn = kL * 3.0 * 2.0 * (4096.0 / 2.0) * (2.0 * kHeads * kHd);  // causal, fwd+bwd
   const FlopConvention c;
@@ -86,9 +80,8 @@ TEST_CASE("LoRA model FLOPs per token in closed form") {
 }
 
 TEST_CASE("LoRA decoder layer: no wgrad of base weights, adapter GEMMs forward and backward") {
-  const ModelSpec m = load_model("llama3-8b", kRoot);
-  const SystemSpec sys = load_system("dgx-b200", kRoot);
-  const ComputeModel c = ComputeModel::load(sys.gpu, kRoot);
+  const ModelSpec m = zoo("llama3-8b");
+  const ComputeModel c = gpu_compute("dgx-b200");
   const double T = 4096;
   // Attention executed per layer: forward 2·heads·s·(s/2)·(dqk + dv), backward 2.5×.
   const double attn = 3.5 * 2.0 * kHeads * T * (T / 2.0) * (2.0 * kHd);
@@ -100,7 +93,7 @@ TEST_CASE("LoRA decoder layer: no wgrad of base weights, adapter GEMMs forward a
 }
 
 TEST_CASE("LoRA memory: gradients and optimizer state for the adapters only") {
-  const ModelSpec m = load_model("llama3-8b", kRoot);
+  const ModelSpec m = zoo("llama3-8b");
   ParallelConfig p;
   p.seq_len = 4096;
   p.global_batch = 8;
@@ -122,18 +115,15 @@ TEST_CASE("LoRA memory: gradients and optimizer state for the adapters only") {
 }
 
 TEST_CASE("packed-sequence attention: the sum over the documents' kernels") {
-  const ModelSpec m = load_model("llama3-8b", kRoot);
-  const SystemSpec sys = load_system("dgx-b200", kRoot);
-  const ComputeModel c = ComputeModel::load(sys.gpu, kRoot);
-  ParallelConfig p;
-  p.seq_len = 4096;
-  p.global_batch = 1;
+  const ModelSpec m = zoo("llama3-8b");
+  const ComputeModel c = gpu_compute("dgx-b200");
+  ParallelConfig p = one_gpu(4096);
   const FrameworkOptions fw;
-  LayerCostModel pre(m, p, fw, c, zero_comm);
+  LayerCostModel pre(m, p, fw, c, no_comm);
   ParallelConfig q = p;
   q.task.kind = TrainingTask::kSft;
   q.task.mean_document_tokens = 1000;  // 4 documents of 1000 tokens and one of 96
-  LayerCostModel sft(m, q, fw, c, zero_comm);
+  LayerCostModel sft(m, q, fw, c, no_comm);
   auto compute = [](const Block& b) {
     Time t = Time::zero();
     for (const Segment& s : b.segs)
