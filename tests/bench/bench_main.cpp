@@ -26,7 +26,7 @@ long peak_rss_mib() {
 
 // Each event reschedules itself a random delay ahead, keeping the pending set constant (hold
 // model).
-struct Hold : EventHandler {
+struct Hold final : EventHandler {
   Rng rng{1};
   void on_event(Simulator& sim, uint64_t tag) override {
     sim.schedule_in(Time::from_ps(1 + static_cast<int64_t>(rng.uniform_below(1'000'000))), this,

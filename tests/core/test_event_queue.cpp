@@ -8,7 +8,7 @@
 using namespace fleetsim;
 
 namespace {
-struct Recorder : EventHandler {
+struct Recorder final : EventHandler {
   std::vector<std::pair<int64_t, uint64_t>> seen;
   void on_event(Simulator& sim, uint64_t tag) override { seen.emplace_back(sim.now().ps(), tag); }
 };
@@ -65,7 +65,7 @@ TEST_CASE("run(until) stops at the horizon and advances the clock") {
 
 TEST_CASE("a large random load pops in non-decreasing time order") {
   EventQueue q;
-  struct Null : EventHandler {
+  struct Null final : EventHandler {
     void on_event(Simulator&, uint64_t) override {}
   } h;
   uint64_t x = 12345;
@@ -95,7 +95,7 @@ TEST_CASE("a large random load pops in non-decreasing time order") {
 // pushes, cancels and pops under several time distributions (uniform, all ties, clustered with
 // far outliers, a hold model where every pop pushes a later event) must give the same sequence.
 namespace {
-struct Null : EventHandler {
+struct Null final : EventHandler {
   void on_event(Simulator&, uint64_t) override {}
 };
 

@@ -19,7 +19,7 @@ Route route_of(std::vector<PathHop> hops) {
   r.hops = std::move(hops);
   return r;
 }
-struct Done : FlowObserver {
+struct Done final : FlowObserver {
   std::map<uint64_t, double> at;  // tag → completion time in seconds
   void on_flow_done(Simulator& sim, uint64_t tag) override { at[tag] = sim.now().seconds(); }
 };
