@@ -46,8 +46,8 @@ void bench_events() {
   while (n < 20'000'000)
     n += sim.run(sim.now() + Time::from_ps(50'000'000));
   const double dt = now_s() - t0;
-  std::printf("event engine: %.1f M events/s (%llu events, %d pending)\n", n / dt / 1e6,
-              static_cast<unsigned long long>(n), pending);
+  std::printf("event engine: %.1f M events/s (%llu events, %d pending)\n",
+              static_cast<double>(n) / dt / 1e6, static_cast<unsigned long long>(n), pending);
 }
 
 void bench_allreduce() {

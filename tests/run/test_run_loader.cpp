@@ -73,7 +73,8 @@ TEST_CASE("run scenario: checkpoint size from the model, same report for every t
   Scenario s = load_scenario(
       std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/run-quickstart-tiered.json", opt);
   REQUIRE(s.run);
-  CHECK(s.run->checkpoint.size_bytes == Approx(total_params(s.training->model) * 14.0));
+  CHECK(s.run->checkpoint.size_bytes ==
+        Approx(static_cast<double>(total_params(s.training->model)) * 14.0));
   CHECK(s.run->checkpoint.gpus == 64);
   CHECK(s.run->checkpoint.nodes == 8);
   CHECK(s.run->reservation.segments.size() == 2);
