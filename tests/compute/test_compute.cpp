@@ -15,13 +15,13 @@
 #include "compute/fit.h"
 #include "compute/tables.h"
 #include "core/error.h"
+#include "support/fixtures.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 using compute_internal::read_kernel_table;
 
 namespace {
-
-const std::string kDir = FLEETSIM_SOURCE_DIR;
 
 // Datasheet values as in topologies/*.json (hardware-specs.md §4).
 GpuSpec spec(const std::string& model) {
@@ -57,7 +57,7 @@ struct Xla {
 };
 std::vector<Xla> xla_rows(const std::string& gpu, const std::string& dtype) {
   std::vector<Xla> v;
-  for (const auto& r : read_kernel_table(kDir + "/calibration/kernels/gemm.csv"))
+  for (const auto& r : read_kernel_table(kRoot + "/calibration/kernels/gemm.csv"))
     if (r.gpu == gpu && r.dtype == dtype && r.impl == "xla")
       v.push_back({r.m, r.n, r.k, r.batch, r.time_us});
   return v;
@@ -66,8 +66,8 @@ std::vector<Xla> xla_rows(const std::string& gpu, const std::string& dtype) {
 }  // namespace
 
 TEST_CASE("GEMM returns the measured XLA time at every table point") {
-  const ComputeModel b200 = ComputeModel::load(spec("B200"), kDir);
-  const ComputeModel h100 = ComputeModel::load(spec("H100"), kDir);
+  const ComputeModel b200 = ComputeModel::load(spec("B200"), kRoot);
+  const ComputeModel h100 = ComputeModel::load(spec("H100"), kRoot);
   for (const auto& [cm, gpu] : {std::pair{&b200, "B200"}, std::pair{&h100, "H100"}}) {
     for (const char* dt : {"bf16", "fp32"}) {
       DType d;
@@ -92,7 +92,7 @@ TEST_CASE("GEMM returns the measured XLA time at every table point") {
 }
 
 TEST_CASE("GEMM interpolation is monotone between table points") {
-  const ComputeModel cm = ComputeModel::load(spec("B200"), kDir);
+  const ComputeModel cm = ComputeModel::load(spec("B200"), kRoot);
   // Between m = 1024 and 2048 (n = k = 4096, bf16) ln t is linear in log2 m: every sample lies
   // between the two measured times and the sequence is monotone.
   const double t0 = cm.gemm(1024, 4096, 4096, DType::kBf16).us();
@@ -108,8 +108,8 @@ TEST_CASE("GEMM interpolation is monotone between table points") {
 }
 
 TEST_CASE("GEMM curve fit error on its own table is small") {
-  const ComputeModel b200 = ComputeModel::load(spec("B200"), kDir);
-  const ComputeModel h100 = ComputeModel::load(spec("H100"), kDir);
+  const ComputeModel b200 = ComputeModel::load(spec("B200"), kRoot);
+  const ComputeModel h100 = ComputeModel::load(spec("H100"), kRoot);
   // Threshold: 6 % MAPE for bf16 / fp8 — below the 7 % that the best 3-term roofline
   // (mnk, traffic, launch) reaches in /usr/bin/python3 prototyping, and well below the 10-15 %
   // run-to-run spread of sub-10-us kernels. The H100 fp32 (TF32) table is noisier (max
@@ -146,7 +146,7 @@ TEST_CASE("GEMM curve predicts held-out shapes") {
 }
 
 TEST_CASE("GEMM outside the table stays below peak and above the HBM bound") {
-  const ComputeModel cm = ComputeModel::load(spec("B200"), kDir);
+  const ComputeModel cm = ComputeModel::load(spec("B200"), kRoot);
   // 16384^3 bf16: 2·16384^3 = 8.80e12 FLOP; at the 2250 TFLOP/s peak >= 3909 us.
   const double t = cm.gemm(16384, 16384, 16384, DType::kBf16).us();
   CHECK(t >= 2.0 * std::pow(16384.0, 3) / 2250e12 * 1e6);
@@ -158,8 +158,8 @@ TEST_CASE("GEMM outside the table stays below peak and above the HBM bound") {
 }
 
 TEST_CASE("GB200 uses the B200 GEMM table scaled by the MAMF ratio") {
-  const ComputeModel b200 = ComputeModel::load(spec("B200"), kDir);
-  const ComputeModel gb200 = ComputeModel::load(spec("GB200"), kDir);
+  const ComputeModel b200 = ComputeModel::load(spec("B200"), kRoot);
+  const ComputeModel gb200 = ComputeModel::load(spec("GB200"), kRoot);
   // MAMF (ml-engineering): GB200 bf16 1822.0 / B200 1745.0, fp8 3615.6 / 3432.5;
   // geometric mean = sqrt(1.04413 · 1.05333) = 1.04872.
   const double ratio = std::sqrt((1822.0 / 1745.0) * (3615.6 / 3432.5));
@@ -169,8 +169,8 @@ TEST_CASE("GB200 uses the B200 GEMM table scaled by the MAMF ratio") {
 }
 
 TEST_CASE("H200 uses the H100 GEMM table, H100 fp8 derives from bf16") {
-  const ComputeModel h100 = ComputeModel::load(spec("H100"), kDir);
-  const ComputeModel h200 = ComputeModel::load(spec("H200"), kDir);
+  const ComputeModel h100 = ComputeModel::load(spec("H100"), kRoot);
+  const ComputeModel h200 = ComputeModel::load(spec("H200"), kRoot);
   // MAMF fp8: H200 1453.4 / H100 1402.6 = 1.03622 (only dtype measured on both).
   CHECK(h100.gemm(4096, 4096, 4096, DType::kBf16).us() /
             h200.gemm(4096, 4096, 4096, DType::kBf16).us() ==
@@ -190,7 +190,7 @@ TEST_CASE("H200 uses the H100 GEMM table, H100 fp8 derives from bf16") {
 }
 
 TEST_CASE("attention reproduces measured cuDNN points") {
-  const ComputeModel gb200 = ComputeModel::load(spec("GB200"), kDir);
+  const ComputeModel gb200 = ComputeModel::load(spec("GB200"), kRoot);
   // GB200, Llama-3.1 preset: b=2, s=32768, 64 q heads / 8 kv heads, d=128, causal, bf16:
   // fwd 21692 us (1622 TFLOP/s), bwd 71756 us (cuDNN frontend 1.21.1 results, attention.csv).
   // FLOPs fwd = 2·2·b·h·s²·d / 2 = 3.518e13; 3.518e13 / 21692 us = 1622 TFLOP/s.
@@ -203,7 +203,7 @@ TEST_CASE("attention reproduces measured cuDNN points") {
   s.causal = true;
   CHECK(gb200.attention(s, false, DType::kBf16).us() == Approx(21692).epsilon(0.03));
   CHECK(gb200.attention(s, true, DType::kBf16).us() == Approx(71756).epsilon(0.03));
-  const ComputeModel h200 = ComputeModel::load(spec("H200"), kDir);
+  const ComputeModel h200 = ComputeModel::load(spec("H200"), kRoot);
   s.batch = 1;  // H200 llama3.1 preset, batch 1: fwd 25566 us, bwd 75688 us
   CHECK(h200.attention(s, false, DType::kBf16).us() == Approx(25566).epsilon(0.03));
   CHECK(h200.attention(s, true, DType::kBf16).us() == Approx(75688).epsilon(0.03));
@@ -229,7 +229,7 @@ bool has_line(const std::vector<std::string>& v, const std::string& part) {
 }
 
 TEST_CASE("GB300 attention comes from its own measured cuDNN rows") {
-  const ComputeModel gb300 = ComputeModel::load(spec("GB300"), kDir);
+  const ComputeModel gb300 = ComputeModel::load(spec("GB300"), kRoot);
   // cudnn-frontend GB300 results (attention.csv), Llama-3.1 preset b=2, s=32768, 64 / 8 heads,
   // d=128, causal: fwd / bwd 18014 / 59024 us (bf16), 11319 / 41328 (fp8), 12632 / 55340 (mxfp8);
   // GB200's at the same shape are 21692 / 71756 us (bf16): the doubled SFU exp rate shows.
@@ -263,7 +263,7 @@ TEST_CASE("GB300 attention comes from its own measured cuDNN rows") {
   };
   std::map<Key, std::pair<double, double>> range;
   std::vector<std::pair<Key, compute_internal::KernelRow>> rows;
-  for (const auto& r : read_kernel_table(kDir + "/calibration/kernels/attention.csv")) {
+  for (const auto& r : read_kernel_table(kRoot + "/calibration/kernels/attention.csv")) {
     if (r.gpu != "GB300" || r.impl != "cudnn") continue;
     const Key k{r.batch * r.heads,
                 r.seq_q,
@@ -299,9 +299,9 @@ TEST_CASE("GB300 attention comes from its own measured cuDNN rows") {
 }
 
 TEST_CASE("GB300 GEMMs: no rows of their own, GB200's measured scaling, and a warning") {
-  const ComputeModel gb300 = ComputeModel::load(spec("GB300"), kDir);
-  const ComputeModel gb200 = ComputeModel::load(spec("GB200"), kDir);
-  const ComputeModel b200 = ComputeModel::load(spec("B200"), kDir);
+  const ComputeModel gb300 = ComputeModel::load(spec("GB300"), kRoot);
+  const ComputeModel gb200 = ComputeModel::load(spec("GB200"), kRoot);
+  const ComputeModel b200 = ComputeModel::load(spec("B200"), kRoot);
   // No GB300 GEMM row is published (no MAMF, no XLA sm_103 matmul table): BF16 / FP8 / MXFP8
   // are GB200's (the B200 grid / 1.04872, capped at GB200's MAMF), inside and beyond the box.
   for (DType d : {DType::kBf16, DType::kFp8, DType::kMxfp8})
@@ -326,7 +326,7 @@ TEST_CASE("GB300 GEMMs: no rows of their own, GB200's measured scaling, and a wa
                  "uses B200's measured bandwidth (fallback)"));
   CHECK_FALSE(has_line(gb300.sources(), "attention: GB300"));  // its own rows
   // B300 has its own MAMF rows (no GEMM warning) but borrows GB300's attention and norms.
-  const ComputeModel b300 = ComputeModel::load(spec("B300"), kDir);
+  const ComputeModel b300 = ComputeModel::load(spec("B300"), kRoot);
   CHECK_FALSE(has_line(b300.warnings(), "GEMM"));
   CHECK(has_line(b300.warnings(), "B300: no attention rows of its own; uses GB300's"));
   CHECK(has_line(b300.sources(), "attention: B300: no attention rows of its own; uses GB300's"));
@@ -339,7 +339,7 @@ TEST_CASE("GB300 GEMMs: no rows of their own, GB200's measured scaling, and a wa
 TEST_CASE("GB300 memory-bound kernels run at its own measured norm bandwidth") {
   // Median over shapes >= 32 MiB of the best implementation's GB/s, GB300 rows only.
   std::map<std::string, double> best;
-  for (const auto& r : read_kernel_table(kDir + "/calibration/kernels/memory.csv")) {
+  for (const auto& r : read_kernel_table(kRoot + "/calibration/kernels/memory.csv")) {
     if (r.gpu != "GB300" || r.bytes < 32.0 * 1024 * 1024) continue;
     double& b = best[r.kernel + r.dtype + std::to_string(r.m) + "x" + std::to_string(r.n)];
     b = std::max(b, r.gbps);
@@ -350,7 +350,7 @@ TEST_CASE("GB300 memory-bound kernels run at its own measured norm bandwidth") {
   REQUIRE(v.size() > 20);
   std::sort(v.begin(), v.end());
   const double med = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-  const ComputeModel gb300 = ComputeModel::load(spec("GB300"), kDir);
+  const ComputeModel gb300 = ComputeModel::load(spec("GB300"), kRoot);
   CHECK(gb300.hbm_bandwidth_gbps() == Approx(med).epsilon(1e-9));
   CHECK(gb300.memory_bound(1e9).us() == Approx(1e9 / (med * 1e9) * 1e6).epsilon(1e-6));
 }
@@ -374,7 +374,7 @@ TEST_CASE("attention with fewer heads is not faster per FLOP than measured with 
   // B200's cuDNN rows all have 128 query heads (Llama-3.1-405B-like), so head count is a
   // direction the table never varies in: with fewer heads (less parallel work per kernel) the
   // model must not exceed the efficiency measured at 128 heads and the same sequence length.
-  const ComputeModel b200 = ComputeModel::load(spec("B200"), kDir);
+  const ComputeModel b200 = ComputeModel::load(spec("B200"), kRoot);
   for (int64_t seq : {2048, 4096, 8192, 16384}) {
     AttentionShape full;
     full.seq_q = full.seq_kv = seq;
@@ -395,7 +395,7 @@ TEST_CASE("attention with fewer heads is not faster per FLOP than measured with 
 }
 
 TEST_CASE("memory_bound is bytes over the measured bandwidth with a launch floor") {
-  const ComputeModel gb200 = ComputeModel::load(spec("GB200"), kDir);
+  const ComputeModel gb200 = ComputeModel::load(spec("GB200"), kRoot);
   const double bw = gb200.hbm_bandwidth_gbps() * 1e9;
   // GB200 norm rows >= 32 MiB, best backend per shape: RMSNorm fwd 5.8-6.4 TB/s, bwd 4.2-5.6 TB/s;
   // the median over fwd and bwd shapes must lie in [4.2, 6.4] TB/s.
@@ -406,7 +406,7 @@ TEST_CASE("memory_bound is bytes over the measured bandwidth with a launch floor
   // A 4 KiB kernel is launch-bound: the floor (smallest measured GB200 norm kernel, 3 us).
   CHECK(gb200.memory_bound(4096).us() == Approx(3.0));
   // B200 has no norm rows of its own: it uses its MXFP8 cast rows / GB200 norms.
-  const ComputeModel b200 = ComputeModel::load(spec("B200"), kDir);
+  const ComputeModel b200 = ComputeModel::load(spec("B200"), kRoot);
   CHECK(b200.hbm_bandwidth_gbps() > 5000);
   // quantize: 16384² bf16 -> mxfp8 writes a row-wise and a column-wise copy (1-D blocks along
   // K; Transformer Engine's performance guide). torchao timed them as separate kernels on B200
@@ -420,7 +420,7 @@ TEST_CASE("memory_bound is bytes over the measured bandwidth with a launch floor
   // Per-tensor FP8: Blackwell reads FP8 column-wise natively (one copy, 3 bytes per element);
   // Hopper needs the transposed copy too (4 bytes per element at the same bandwidth).
   CHECK(b200.quantized_copies(DType::kFp8) == 1);
-  const ComputeModel h100 = ComputeModel::load(spec("H100"), kDir);
+  const ComputeModel h100 = ComputeModel::load(spec("H100"), kRoot);
   CHECK(h100.quantized_copies(DType::kFp8) == 2);
   CHECK(b200.quantize(16384LL * 16384, DType::kFp8).us() ==
         Approx(q * 3.0 / (2.0 + 2.0 * (1.0 + 1.0 / 32.0))).epsilon(1e-6));
@@ -429,25 +429,25 @@ TEST_CASE("memory_bound is bytes over the measured bandwidth with a launch floor
 TEST_CASE("MXFP8 GEMMs cost the FP8 table times the published MXFP8 / FP8 kernel ratio") {
   // Transformer Engine's gemm_profiling tutorial (calibration/sources/te-gemm-profiling.csv),
   // B300, one layer's 12 GEMMs pre-quantized: per-tensor FP8 6.812 ms, MXFP8 7.161 ms.
-  const ComputeModel b200 = ComputeModel::load(spec("B200"), kDir);
+  const ComputeModel b200 = ComputeModel::load(spec("B200"), kRoot);
   const double mx = b200.gemm(15872, 12288, 4096, DType::kMxfp8).us();
   const double fp8 = b200.gemm(15872, 12288, 4096, DType::kFp8).us();
   CHECK(mx / fp8 == Approx(7161.0 / 6812.0).epsilon(1e-6));
   // Blackwell Ultra's NVFP4 uses its own die's ratio from the same benchmark (3.764 / 6.812 ms),
   // not B200's vLLM speedup.
-  const ComputeModel b300 = ComputeModel::load(spec("B300"), kDir);
+  const ComputeModel b300 = ComputeModel::load(spec("B300"), kRoot);
   CHECK(b300.gemm(15872, 12288, 4096, DType::kNvfp4).us() /
             b300.gemm(15872, 12288, 4096, DType::kFp8).us() ==
         Approx(3764.0 / 6812.0).epsilon(1e-6));
   // Hopper has no MXFP8 tensor cores: MXFP8 is timed as FP8.
-  const ComputeModel h100 = ComputeModel::load(spec("H100"), kDir);
+  const ComputeModel h100 = ComputeModel::load(spec("H100"), kRoot);
   CHECK(h100.gemm(15872, 12288, 4096, DType::kMxfp8) == h100.gemm(15872, 12288, 4096, DType::kFp8));
 }
 
 TEST_CASE("large GEMMs run at the rate Transformer Engine measured, not the curve's") {
   // Calibration: B300 (B200 tables x MAMF ratio) reproduces TE's pre-quantized totals for one
   // layer's 12 GEMMs (15872 tokens, hidden 4096, intermediate 16384): 13.102 / 6.812 ms.
-  const ComputeModel b300 = ComputeModel::load(spec("B300"), kDir);
+  const ComputeModel b300 = ComputeModel::load(spec("B300"), kRoot);
   const double M = 15872, H = 4096, F = 16384;
   const double fprop[4][3] = {{M, 3 * H, H}, {M, H, H}, {M, F, H}, {M, H, F}};
   auto pass = [&](DType d, int which) {  // 0 fprop, 1 dgrad, 2 wgrad
@@ -472,13 +472,13 @@ TEST_CASE("large GEMMs run at the rate Transformer Engine measured, not the curv
   }
   // Independent: vLLM timed torch bf16 GEMMs on B200 beyond the XLA box (N 6144, K 4096):
   // 1,421 TFLOP/s at M 8192 and 1,360 at M 16384 (gemm.csv, impl torch). Within 6 %.
-  const ComputeModel b200 = ComputeModel::load(spec("B200"), kDir);
+  const ComputeModel b200 = ComputeModel::load(spec("B200"), kRoot);
   for (const auto& [m, tf] : {std::pair{8192.0, 1421.0}, std::pair{16384.0, 1360.0}}) {
     const double t = b200.gemm(static_cast<int64_t>(m), 6144, 4096, DType::kBf16).us();
     CHECK(2 * m * 6144 * 4096 / t / 1e6 == Approx(tf).epsilon(0.06));
   }
   // The best measured rate caps every GEMM: H100 bf16 805 (XLA batched), fp8 1402.6 (MAMF).
-  const ComputeModel h100 = ComputeModel::load(spec("H100"), kDir);
+  const ComputeModel h100 = ComputeModel::load(spec("H100"), kRoot);
   const double big = 2.0 * 32768 * 8192 * 8192;
   CHECK(big / h100.gemm(32768, 8192, 8192, DType::kBf16).us() / 1e6 <= 804.72 + 1e-6);
   CHECK(big / h100.gemm(32768, 8192, 8192, DType::kFp8).us() / 1e6 <= 1402.6 + 1e-6);
@@ -489,7 +489,7 @@ TEST_CASE("quantization cost of current scaling vs MXFP8 matches the published o
   // per-tensor FP8 current scaling 9.147 - 6.812 = 2.335 ms, MXFP8 8.984 - 7.161 = 1.823 ms,
   // for the same tensors. fleetsim: current scaling = amax pass (read BF16) + one FP8 copy;
   // MXFP8 = row-wise + column-wise copies. The ratio must match within 10 %.
-  const ComputeModel b200 = ComputeModel::load(spec("B200"), kDir);
+  const ComputeModel b200 = ComputeModel::load(spec("B200"), kRoot);
   const int64_t n = 15872LL * 4096;
   const double cs = b200.quantize(n, DType::kFp8).us() + b200.memory_bound(2.0 * n).us();
   const double mx = b200.quantize(n, DType::kMxfp8).us();
@@ -497,7 +497,7 @@ TEST_CASE("quantization cost of current scaling vs MXFP8 matches the published o
 }
 
 TEST_CASE("grouped GEMM uses the measured grouped efficiency") {
-  const ComputeModel b200 = ComputeModel::load(spec("B200"), kDir);
+  const ComputeModel b200 = ComputeModel::load(spec("B200"), kRoot);
   // torchao MXFP8 grouped fwd, DeepSeek-V3 shapes: 131072 tokens over 8 groups, N=2048, K=7168,
   // 1671.2 us. The factor is a geometric mean over 3 rows, so this row is matched within 25 %.
   CHECK(b200.grouped_gemm(8, 131072 / 8, 2048, 7168, DType::kMxfp8).us() ==
@@ -508,7 +508,7 @@ TEST_CASE("grouped GEMM uses the measured grouped efficiency") {
 }
 
 TEST_CASE("a GPU without tables falls back to datasheet peaks and warns") {
-  const ComputeModel a100 = ComputeModel::load(spec("A100"), kDir);
+  const ComputeModel a100 = ComputeModel::load(spec("A100"), kRoot);
   REQUIRE_FALSE(a100.warnings().empty());
   bool gemm_warning = false;
   for (const auto& w : a100.warnings())
@@ -517,14 +517,14 @@ TEST_CASE("a GPU without tables falls back to datasheet peaks and warns") {
   // 8192^3 bf16: 2·8192³ / (0.70 · 312e12) s + 3 us = 5034.6 + 3 us.
   CHECK(a100.gemm(8192, 8192, 8192, DType::kBf16).us() ==
         Approx(2.0 * std::pow(8192.0, 3) / (0.70 * 312e12) * 1e6 + 3.0).epsilon(1e-6));
-  const ComputeModel b200 = ComputeModel::load(spec("B200"), kDir);
+  const ComputeModel b200 = ComputeModel::load(spec("B200"), kRoot);
   CHECK(b200.warnings().empty());
   CHECK(b200.peak_tflops(DType::kFp32) == 1125);  // TF32 key for fp32 GEMMs
 }
 
 TEST_CASE("loading twice gives identical numbers") {
-  const ComputeModel a = ComputeModel::load(spec("GB200"), kDir);
-  const ComputeModel b = ComputeModel::load(spec("GB200"), kDir);
+  const ComputeModel a = ComputeModel::load(spec("GB200"), kRoot);
+  const ComputeModel b = ComputeModel::load(spec("GB200"), kRoot);
   AttentionShape s;
   s.batch = 1;
   s.seq_q = s.seq_kv = 8192;
@@ -553,7 +553,7 @@ TEST_CASE("malformed tables are refused with file and line") {
 // Hidden (run with `test_compute "[.report]"`): prints the fit errors and sources per GPU.
 TEST_CASE("fit report", "[.report]") {
   for (const char* g : {"B200", "GB200", "B300", "GB300", "H100", "H200"}) {
-    const ComputeModel cm = ComputeModel::load(spec(g), kDir);
+    const ComputeModel cm = ComputeModel::load(spec(g), kRoot);
     for (const auto& r : cm.fit_reports())
       std::printf("%s: %s rows=%d MAPE=%.2f%%\n", g, r.table.c_str(), r.rows, r.mape_percent);
     for (const auto& s : cm.sources())

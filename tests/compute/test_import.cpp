@@ -11,14 +11,15 @@
 #include "compute/compute_model.h"
 #include "compute/import.h"
 #include "core/error.h"
+#include "support/fixtures.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kDir = FLEETSIM_SOURCE_DIR;
-const std::string kSample = kDir + "/calibration/samples/h200-sample.csv";
+const std::string kSample = kRoot + "/calibration/samples/h200-sample.csv";
 
 GpuSpec h200() {
   GpuSpec g;
@@ -110,7 +111,7 @@ TEST_CASE("The sample calibration file passes the format checks") {
   CHECK(mem == 11);
   // The full measurement the sample was cut from passes too: 252 bf16 + 252 fp8 GEMM shapes and
   // 11 memory-bound rows.
-  CHECK(read_calibration_file(kDir + "/calibration/samples/h200-measured.csv").rows.size() == 515);
+  CHECK(read_calibration_file(kRoot + "/calibration/samples/h200-measured.csv").rows.size() == 515);
 }
 
 TEST_CASE("Calibration file errors name the file, line and column") {
@@ -173,9 +174,9 @@ TEST_CASE("A calibration set makes the compute model return the measured times")
   const std::string set = (t.path / "h200").string();
   const std::string dest = import_calibration_file(kSample, set);
   CHECK(fs::exists(dest));
-  CHECK(resolve_calibration_set(set, kDir) == set);
-  const ComputeModel base = ComputeModel::load(h200(), kDir);
-  const ComputeModel cm = ComputeModel::load(h200(), kDir, set);
+  CHECK(resolve_calibration_set(set, kRoot) == set);
+  const ComputeModel base = ComputeModel::load(h200(), kRoot);
+  const ComputeModel cm = ComputeModel::load(h200(), kRoot, set);
 
   // At every measured shape: the measured median (to the picosecond rounding of Time).
   for (int m : {2048, 8192})
@@ -224,8 +225,8 @@ TEST_CASE("A calibration set of another GPU is an input error") {
   import_calibration_file(kSample, set);
   GpuSpec b200 = h200();
   b200.model = "B200";
-  CHECK_THROWS_WITH(ComputeModel::load(b200, kDir, set),
+  CHECK_THROWS_WITH(ComputeModel::load(b200, kRoot, set),
                     Catch::Contains("calibration set has no rows for GPU B200 (it has: H200)"));
-  CHECK_THROWS_WITH(resolve_calibration_set("no-such-set", kDir),
+  CHECK_THROWS_WITH(resolve_calibration_set("no-such-set", kRoot),
                     Catch::Contains("calibration set 'no-such-set' not found"));
 }

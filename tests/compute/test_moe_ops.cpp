@@ -8,12 +8,13 @@
 
 #include "compute/compute_model.h"
 #include "core/csv.h"
+#include "support/fixtures.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
 
-const std::string kDir = FLEETSIM_SOURCE_DIR;
 using MK = ComputeModel::MoeKernel;
 using Pass = ComputeModel::GemmPass;
 
@@ -35,7 +36,7 @@ GpuSpec gpu(const std::string& model) {
 // seq_len / m columns are the given ones and whose notes contain `note`.
 double row(const std::string& kernel, const std::string& key_col, const std::string& key,
            const std::string& note, const std::string& col) {
-  const std::string file = kDir + "/validation/moe-host-kernels.csv";
+  const std::string file = kRoot + "/validation/moe-host-kernels.csv";
   const CsvTable t = parse_csv(read_text_file(file), file);
   const int ck = t.column("kernel"), cn = t.column("notes"), cx = t.column(key_col),
             cv = t.column(col);
@@ -50,7 +51,7 @@ double row(const std::string& kernel, const std::string& key_col, const std::str
 }  // namespace
 
 TEST_CASE("the router kernels reproduce Megatron-LM PR 6456's rows") {
-  const ComputeModel h100 = ComputeModel::load(gpu("H100"), kDir);
+  const ComputeModel h100 = ComputeModel::load(gpu("H100"), kRoot);
   const std::string note_fused = "fused single _softmax_topk_kernel, 128 experts, 256 tokens";
   const double fused = row("router_topk", "seq_len", "256", note_fused, "time_us");
   const double unfused =
@@ -70,7 +71,7 @@ TEST_CASE("the router kernels reproduce Megatron-LM PR 6456's rows") {
 }
 
 TEST_CASE("permute and unpermute reproduce the H200 rows at their shapes") {
-  const ComputeModel h200 = ComputeModel::load(gpu("H200"), kDir);
+  const ComputeModel h200 = ComputeModel::load(gpu("H200"), kRoot);
   // TileOPs PR 603: 4096 tokens, top-2, hidden 4096; bytes = (tokens + copies) · hidden · 2.
   const double bytes_p = (4096.0 + 8192.0) * 4096 * 2;
   const std::string vllm = "vLLM moe_permute; total_tokens=4096", torch = "PyTorch reference";
@@ -97,8 +98,8 @@ TEST_CASE("permute and unpermute reproduce the H200 rows at their shapes") {
 }
 
 TEST_CASE("a GPU without permute rows scales the H200 bandwidth and says so") {
-  const ComputeModel h200 = ComputeModel::load(gpu("H200"), kDir);
-  const ComputeModel b200 = ComputeModel::load(gpu("B200"), kDir);
+  const ComputeModel h200 = ComputeModel::load(gpu("H200"), kRoot);
+  const ComputeModel b200 = ComputeModel::load(gpu("B200"), kRoot);
   const double bytes = 1e9;  // far above every floor
   CHECK(h200.moe_kernel(MK::kPermuteFused, bytes).us() /
             b200.moe_kernel(MK::kPermuteFused, bytes).us() ==
@@ -110,12 +111,12 @@ TEST_CASE("a GPU without permute rows scales the H200 bandwidth and says so") {
 }
 
 TEST_CASE("grouped GEMM rate against tokens per expert follows the Liger rows") {
-  const ComputeModel h100 = ComputeModel::load(gpu("H100"), kDir);
+  const ComputeModel h100 = ComputeModel::load(gpu("H100"), kRoot);
   const int64_t ref = ComputeModel::grouped_ref_tokens();
   REQUIRE(ref == 8192);
   // Every Liger fused-MoE row on H100 (hidden 2048, expert FFN 768): per m = tokens per expert
   // the geometric mean of its rows' TFLOP/s.
-  const std::string file = kDir + "/validation/moe-host-kernels.csv";
+  const std::string file = kRoot + "/validation/moe-host-kernels.csv";
   const CsvTable t = parse_csv(read_text_file(file), file);
   const int ck = t.column("kernel"), cg = t.column("gpu"), cm = t.column("m"),
             ctf = t.column("achieved_tflops");

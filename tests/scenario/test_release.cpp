@@ -10,13 +10,13 @@
 #include "core/error.h"
 #include "scenario/release_loader.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 #include "validate/validate.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
-
-const std::string kDir = FLEETSIM_SOURCE_DIR;
 
 std::string value(const ReleaseRecipe& r, const char* name) {
   const ReleaseSwitch* s = r.find(name);
@@ -33,13 +33,13 @@ ParallelConfig par(PrecisionRecipe precision, int pp = 1, int vp = 1, int ep = 8
 }
 
 ReleaseRecipe qwen_gb300(const char* release) {
-  return resolve_release(release, "qwen3-30b-a3b", "GB300", par(PrecisionRecipe::kMxfp8), kDir, "t",
-                         "/x");
+  return resolve_release(release, "qwen3-30b-a3b", "GB300", par(PrecisionRecipe::kMxfp8), kRoot,
+                         "t", "/x");
 }
 
 LoadOptions opts() {
   LoadOptions o;
-  o.data_dir = kDir;
+  o.data_dir = kRoot;
   return o;
 }
 
@@ -96,40 +96,42 @@ TEST_CASE("release switch table: Qwen3-30B-A3B MXFP8 on GB300, 26.04.01 vs 26.06
 TEST_CASE("release switch table: the same release differs by GPU and precision as the recipes") {
   // v0.5.0: the GB300 BF16 recipe keeps the TE-scoped graphs; only MXFP8 went full-iteration.
   const ReleaseRecipe bf16 = resolve_release("nemo-26.06", "qwen3-30b-a3b", "GB300",
-                                             par(PrecisionRecipe::kBf16), kDir, "t", "/x");
+                                             par(PrecisionRecipe::kBf16), kRoot, "t", "/x");
   CHECK(value(bf16, "cuda_graphs") == "scopes");
   CHECK(value(bf16, "ep_comm_overlap") == "false");
   // v0.3.0 QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_*_V1: no flex backend (alltoall), MBS default.
   const ReleaseRecipe b200 = resolve_release("nemo-26.02", "qwen3-30b-a3b", "B200",
-                                             par(PrecisionRecipe::kMxfp8), kDir, "t", "/x");
+                                             par(PrecisionRecipe::kMxfp8), kRoot, "t", "/x");
   CHECK(value(b200, "moe_dispatcher") == "alltoall");
   // v0.1.0rc3 run_script.py: DeepSeek-V3 with DeepEP and A2A_1F1B on H100 only.
   const ReleaseRecipe h100 = resolve_release("nemo-25.09", "deepseek-v3", "H100",
-                                             par(PrecisionRecipe::kFp8Current), kDir, "t", "/x");
+                                             par(PrecisionRecipe::kFp8Current), kRoot, "t", "/x");
   CHECK(value(h100, "moe_flex_backend") == "deepep");
   CHECK(value(h100, "ep_comm_overlap") == "true");
   CHECK(value(h100, "recompute_modules") == "mla_up_proj+mlp");
   CHECK(value(h100, "overlap_grad_reduce") == "false");
   const ReleaseRecipe gb200 = resolve_release("nemo-25.09", "deepseek-v3", "GB200",
-                                              par(PrecisionRecipe::kFp8Current), kDir, "t", "/x");
+                                              par(PrecisionRecipe::kFp8Current), kRoot, "t", "/x");
   CHECK(value(gb200, "moe_dispatcher") == "alltoall");
   CHECK(value(gb200, "recompute_modules") == "mla_up_proj+mlp+moe_act");
   // Recipe variants by layout: v0.4.2 DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2 (PP 8, VP 2,
   // EP 32): deepep, moe_a2a_overlap, recompute mla_up_proj + mlp; the PP 16 / EP 8 variant
   // (_V1) keeps hybridep and recompute mla_up_proj.
-  const ReleaseRecipe v2 = resolve_release("nemo-26.04.01", "deepseek-v3", "B200",
-                                           par(PrecisionRecipe::kMxfp8, 8, 2, 32), kDir, "t", "/x");
+  const ReleaseRecipe v2 =
+      resolve_release("nemo-26.04.01", "deepseek-v3", "B200",
+                      par(PrecisionRecipe::kMxfp8, 8, 2, 32), kRoot, "t", "/x");
   CHECK(value(v2, "moe_flex_backend") == "deepep");
   CHECK(value(v2, "ep_comm_overlap") == "true");
   CHECK(value(v2, "recompute_modules") == "mla_up_proj+mlp");
-  const ReleaseRecipe v1 = resolve_release("nemo-26.04.01", "deepseek-v3", "B200",
-                                           par(PrecisionRecipe::kMxfp8, 16, 1, 8), kDir, "t", "/x");
+  const ReleaseRecipe v1 =
+      resolve_release("nemo-26.04.01", "deepseek-v3", "B200",
+                      par(PrecisionRecipe::kMxfp8, 16, 1, 8), kRoot, "t", "/x");
   CHECK(value(v1, "moe_flex_backend") == "hybridep");
   CHECK(value(v1, "ep_comm_overlap") == "false");
   CHECK(value(v1, "recompute_modules") == "mla_up_proj");
   // A dense model gets only the release-wide switches.
   const ReleaseRecipe llama = resolve_release("nemo-26.04", "llama3-70b", "GB300",
-                                              par(PrecisionRecipe::kMxfp8), kDir, "t", "/x");
+                                              par(PrecisionRecipe::kMxfp8), kRoot, "t", "/x");
   CHECK(value(llama, "tp_comm_overlap") == "true");
   CHECK(llama.find("cuda_graphs") == nullptr);
 }
@@ -207,7 +209,7 @@ TEST_CASE("framework.release: CUDA-graph scopes as the recipes cite them") {
   // v0.1.0rc3 qwen3_30b_a3b_llm_pretrain.yaml (b200): cuda_graphs: true, Megatron-Core's
   // per-layer ("local") graphs: every scope fleetsim models, with a note saying so.
   const ReleaseRecipe r = resolve_release("nemo-25.09", "qwen3-30b-a3b", "B200",
-                                          par(PrecisionRecipe::kBf16), kDir, "t", "/x");
+                                          par(PrecisionRecipe::kBf16), kRoot, "t", "/x");
   CHECK(value(r, "cuda_graphs") == "local");
 }
 
@@ -225,14 +227,15 @@ TEST_CASE("framework.release: an unknown name is an input error with the pointer
 }
 
 TEST_CASE("validate: the row's container version picks the release") {
-  CHECK(release_for_version("26.08 NeMo container", kDir) == "nemo-26.08");
-  CHECK(release_for_version("26.04.01 NeMo container", kDir) == "nemo-26.04.01");
-  CHECK(release_for_version("NeMo 24.07 container (final revision of page)", kDir) == "nemo-24.07");
-  CHECK(release_for_version("NeMo docs performance_long_sequence.md (NeMo25.04.rc2)", kDir) ==
+  CHECK(release_for_version("26.08 NeMo container", kRoot) == "nemo-26.08");
+  CHECK(release_for_version("26.04.01 NeMo container", kRoot) == "nemo-26.04.01");
+  CHECK(release_for_version("NeMo 24.07 container (final revision of page)", kRoot) ==
+        "nemo-24.07");
+  CHECK(release_for_version("NeMo docs performance_long_sequence.md (NeMo25.04.rc2)", kRoot) ==
         "nemo-25.04");
-  CHECK(release_for_version("my cluster, 2026", kDir).empty());
-  CHECK(release_for_version("", kDir).empty());
-  CHECK(default_release(kDir) == "nemo-26.08");
+  CHECK(release_for_version("my cluster, 2026", kRoot).empty());
+  CHECK(release_for_version("", kRoot).empty());
+  CHECK(default_release(kRoot) == "nemo-26.08");
 
   // Two rows of the same GB300 configuration: the release (and only it) differs, so the
   // predictions differ by the switches of 26.04.01 vs 26.06 alone; a row without a known version
@@ -248,7 +251,7 @@ TEST_CASE("validate: the row's container version picks the release") {
     f << "https://example.invalid/b,26.06 NeMo container" << cfg << "45275,tokens/s/GPU,x\n";
     f << "https://example.invalid/c,unknown build" << cfg << "45000,tokens/s/GPU,x\n";
   }
-  const ValidationReport r = validate_reference(path, kDir);
+  const ValidationReport r = validate_reference(path, kRoot);
   std::remove(path.c_str());
   REQUIRE(r.rows.size() == 3);
   for (const auto& v : r.rows)

@@ -11,15 +11,16 @@
 
 #include "core/csv.h"
 #include "core/error.h"
+#include "support/fixtures.h"
 #include "validate/mlperf.h"
 #include "validate/validate.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
 
-const std::string kDir = FLEETSIM_SOURCE_DIR;
-const std::string kTree = kDir + "/tests/validate/mlperf";
+const std::string kTree = kRoot + "/tests/validate/mlperf";
 
 std::string field(const CsvTable& t, size_t r, const char* col) {
   return t.rows[r][static_cast<size_t>(t.column(col))];
@@ -72,7 +73,7 @@ TEST_CASE("import mlperf round trip: every fixture row is modelled by validate")
     std::ofstream f(path);
     f << imp.csv;
   }
-  const ValidationReport r = validate_reference(path, kDir);
+  const ValidationReport r = validate_reference(path, kRoot);
   std::remove(path.c_str());
   REQUIRE(r.rows.size() == 3);
   for (const auto& v : r.rows) {
@@ -116,5 +117,5 @@ TEST_CASE("import mlperf: a truncated MLLOG line is an error naming the file and
 }
 
 TEST_CASE("import mlperf: a folder without systems/ and results/ is an error") {
-  CHECK_THROWS_AS(import_mlperf(kDir + "/tests/validate"), InputError);
+  CHECK_THROWS_AS(import_mlperf(kRoot + "/tests/validate"), InputError);
 }

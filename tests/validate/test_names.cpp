@@ -7,13 +7,11 @@
 #include <string>
 
 #include "core/error.h"
+#include "support/fixtures.h"
 #include "validate/names.h"
 
 using namespace fleetsim;
-
-namespace {
-const std::string kDir = FLEETSIM_SOURCE_DIR;
-}
+using namespace fleetsim::test;
 
 TEST_CASE("GPU and system names map to the default fleetsim system of their GPU") {
   const struct {
@@ -82,7 +80,7 @@ TEST_CASE("the node layout a row states is read from MLPerf notes and cloud desc
 }
 
 TEST_CASE("model names resolve after normalisation, then to the one close zoo model") {
-  const ModelResolver r(kDir);
+  const ModelResolver r(kRoot);
   const struct {
     const char* name;
     const char* model;
@@ -123,7 +121,7 @@ TEST_CASE(
     std::ofstream f(path);
     f << "name,model\nFalcon-180B,llama3-70b\nmy_llama,llama3-8b\n";
   }
-  const ModelResolver r(kDir, load_model_map(path));
+  const ModelResolver r(kRoot, load_model_map(path));
   CHECK(r.resolve("Falcon-180B").model == "llama3-70b");
   CHECK(r.resolve("MY-LLAMA").how == "--model-map");
   {

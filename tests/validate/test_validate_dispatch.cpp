@@ -9,13 +9,14 @@
 
 #include "coll/dispatch.h"
 #include "core/error.h"
+#include "support/fixtures.h"
 #include "validate/validate.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
 
-const std::string kDir = FLEETSIM_SOURCE_DIR;
 const char* kHeader =
     "source_url,hardware,library,mode,op,dtype,ranks,gpus_per_node,tokens_per_rank,hidden,top_k,"
     "experts,metric_name,bw_def,metric_value,notes\n";
@@ -27,7 +28,7 @@ ValidationReport run(const std::string& name, const std::string& body,
     std::ofstream f(path);
     f << header << body;
   }
-  ValidationReport r = validate_reference(path, kDir, {});
+  ValidationReport r = validate_reference(path, kRoot, {});
   std::remove(path.c_str());
   return r;
 }
@@ -97,7 +98,8 @@ TEST_CASE("validate dispatch: malformed cells are errors with the column, placem
 }
 
 TEST_CASE("validate dispatch: the committed rows, MAPE per library") {
-  const ValidationReport r = validate_reference(kDir + "/validation/dispatch-benchmarks.csv", kDir);
+  const ValidationReport r =
+      validate_reference(kRoot + "/validation/dispatch-benchmarks.csv", kRoot);
   CHECK(r.n_errors == 0);
   CHECK(r.n_skipped == 0);
   CHECK(r.n_rows == 419);
