@@ -11,13 +11,14 @@
 #include "study/cluster.h"
 #include "study/run_level.h"
 #include "study/training_step.h"
+#include "support/fixtures.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
 
-const std::string kExample =
-    std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/plans/llama3.1-405b-15t.json";
+const std::string kExample = kRoot + "/scenarios/plans/llama3.1-405b-15t.json";
 
 std::string example_text() {
   std::ifstream in(kExample);
@@ -78,8 +79,7 @@ TEST_CASE("plan: price table errors name the file and the JSON pointer") {
 }
 
 TEST_CASE("plan: the example's recommendation meets its deadline at P90, no cheaper one does") {
-  LoadOptions opt;
-  opt.data_dir = FLEETSIM_SOURCE_DIR;
+  LoadOptions opt = load_options();
   const PlanSpec plan = load_plan(kExample, opt);
   const PlanResult r = run_plan(plan, opt, 0, nullptr);
   REQUIRE(r.cheapest >= 0);
@@ -107,10 +107,8 @@ TEST_CASE("plan: the example's recommendation meets its deadline at P90, no chea
 }
 
 TEST_CASE("plan: same plan and seed give byte-identical plan.json for any thread count") {
-  LoadOptions opt;
-  opt.data_dir = FLEETSIM_SOURCE_DIR;
-  const PlanSpec plan =
-      load_plan(std::string(FLEETSIM_SOURCE_DIR) + "/tests/report/moe-plan.json", opt);
+  LoadOptions opt = load_options();
+  const PlanSpec plan = load_plan(kRoot + "/tests/report/moe-plan.json", opt);
   const std::string a = plan_json(run_plan(plan, opt, 1, nullptr));
   CHECK(a == plan_json(run_plan(plan, opt, 2, nullptr)));
   CHECK(a.find("\"ettr_vs_checkpoint_interval\"") != std::string::npos);
@@ -129,8 +127,7 @@ TEST_CASE("plan: UltraServers with gpus_per_unit, spares fill the unused trays b
       "run": {"failures": {"profile": "llama3-h100"}, "spares": )" +
            std::to_string(spares) + "}}";
   };
-  LoadOptions opt;
-  opt.data_dir = FLEETSIM_SOURCE_DIR;
+  LoadOptions opt = load_options();
   for (int spares : {2, 3}) {
     const PlanSpec plan = parse_plan(plan_text(spares), "u.json", opt);
     REQUIRE(plan.candidates.size() == 1);
@@ -165,8 +162,7 @@ TEST_CASE(
   std::string text = example_text();
   text = replaced(text, "\"counts\": [256, 512]}", "\"counts\": [" + counts + "]}");
   text = replaced(text, "\"counts\": [256, 512]}", "\"counts\": [" + counts + "]}");
-  LoadOptions opt;
-  opt.data_dir = FLEETSIM_SOURCE_DIR;
+  LoadOptions opt = load_options();
   try {
     parse_plan(text, "p.json", opt);
     FAIL("no error");

@@ -9,8 +9,10 @@
 #include "study/cluster.h"
 #include "study/run_level.h"
 #include "study/training_step.h"
+#include "support/fixtures.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
 
@@ -24,8 +26,7 @@ std::string scenario_with_run(const std::string& run) {
 }
 
 std::string error_of(const std::string& run) {
-  LoadOptions opt;
-  opt.data_dir = FLEETSIM_SOURCE_DIR;
+  LoadOptions opt = load_options();
   try {
     parse_scenario(scenario_with_run(run), "s.json", opt);
   } catch (const InputError& e) {
@@ -68,10 +69,8 @@ TEST_CASE("run section: invalid rates and intervals name the JSON pointer") {
 }
 
 TEST_CASE("run scenario: checkpoint size from the model, same report for every thread count") {
-  LoadOptions opt;
-  opt.data_dir = FLEETSIM_SOURCE_DIR;
-  Scenario s = load_scenario(
-      std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/run-quickstart-tiered.json", opt);
+  LoadOptions opt = load_options();
+  Scenario s = load_scenario(kRoot + "/scenarios/run-quickstart-tiered.json", opt);
   REQUIRE(s.run);
   CHECK(s.run->checkpoint.size_bytes ==
         Approx(static_cast<double>(total_params(s.training->model)) * 14.0));
@@ -79,7 +78,7 @@ TEST_CASE("run scenario: checkpoint size from the model, same report for every t
   CHECK(s.run->checkpoint.nodes == 8);
   CHECK(s.run->reservation.segments.size() == 2);
   s.run->replicas = 12;
-  const StudyCluster cluster = load_study_cluster(s, FLEETSIM_SOURCE_DIR);
+  const StudyCluster cluster = load_study_cluster(s, kRoot);
   const StepOutcome step = simulate_training_step(s, cluster, false);
   const RunOutcome a = simulate_run_level(s, cluster, step, 1, true);
   const RunOutcome b = simulate_run_level(s, cluster, step, 2, true);

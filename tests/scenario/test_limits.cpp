@@ -8,15 +8,12 @@
 #include "run/run.h"
 #include "scenario/limits.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
-LoadOptions opts() {
-  LoadOptions o;
-  o.data_dir = FLEETSIM_SOURCE_DIR;
-  return o;
-}
 std::string a2a(int count) {
   return R"({"name": "a", "cluster": {"system": "p6-b200.48xlarge", "count": )" +
          std::to_string(count) +
@@ -38,12 +35,12 @@ bool has(const InputError& e, const std::string& s) {
 }  // namespace
 
 TEST_CASE("the all-to-all over 4096 GPUs is refused by --max-flows and loads when raised") {
-  const InputError e = error_of(a2a(512), opts());
+  const InputError e = error_of(a2a(512), load_options());
   CHECK(e.pointer() == "/cluster/count");
   // 4096 × 4095 ordered pairs.
   CHECK(has(e, "simulates 16773120 flows per size"));
   CHECK(has(e, "the limit is 8388608 (raise it with --max-flows)"));
-  LoadOptions raised = opts();
+  LoadOptions raised = load_options();
   raised.max_flows = 20'000'000;
   const Scenario s = parse_scenario(a2a(512), "s.json", raised);
   // 16773120 flows × 270 B = 4.2 GiB of the 8 GiB default.
@@ -51,7 +48,7 @@ TEST_CASE("the all-to-all over 4096 GPUs is refused by --max-flows and loads whe
 }
 
 TEST_CASE("a collective over the memory limit names --max-sim-memory and the estimate") {
-  LoadOptions o = opts();
+  LoadOptions o = load_options();
   o.max_sim_memory = 64 << 20;
   // 512 GPUs: 261632 flows × 270 B = 70,640,640 B = 67.37 MiB > 64 MiB.
   const InputError e = error_of(a2a(64), o);
@@ -70,10 +67,10 @@ TEST_CASE("a training step over the memory limit: passes x bytes per pass") {
       R"({"name": "l", "cluster": {"system": "p6-b200.48xlarge", "count": 16384}, "workload":
       {"type": "training", "model": "llama3.1-405b", "parallelism": {"tp": 8, "pp": 16, "vp": 8},
       "batch": {"global": 16384, "micro": 1, "seq_len": 8192}}})";
-  const Scenario s = parse_scenario(text, "s.json", opts());
+  const Scenario s = parse_scenario(text, "s.json", load_options());
   CHECK(estimated_step_passes(*s.training) == 4'194'304);
   CHECK(estimated_sim_memory(s) == 4'194'304 * kBytesPerStepPass);
-  LoadOptions o = opts();
+  LoadOptions o = load_options();
   o.max_sim_memory = 100 << 20;
   const InputError e = error_of(text, o);
   CHECK(e.pointer() == "/workload/batch");

@@ -37,12 +37,6 @@ ReleaseRecipe qwen_gb300(const char* release) {
                          "t", "/x");
 }
 
-LoadOptions opts() {
-  LoadOptions o;
-  o.data_dir = kRoot;
-  return o;
-}
-
 // Qwen3-30B-A3B on 8 GB300 (2 trays of the NVL72 rack), MBS 8, MXFP8, with these framework keys.
 std::string qwen_scenario(const std::string& framework) {
   return R"({"name": "q", "cluster": {"system": "dgx-gb300-nvl72", "count": 1},
@@ -137,7 +131,8 @@ TEST_CASE("release switch table: the same release differs by GPU and precision a
 }
 
 TEST_CASE("framework.release sets the modelled switches and explicit keys override them") {
-  Scenario s = parse_scenario(qwen_scenario(R"({"release": "nemo-26.06"})"), "s.json", opts());
+  Scenario s =
+      parse_scenario(qwen_scenario(R"({"release": "nemo-26.06"})"), "s.json", load_options());
   const TrainingWorkload& t = *s.training;
   CHECK(t.release == "nemo-26.06");
   // v0.4.2 QWEN3_30B_A3B GB300: the flex dispatcher with the HybridEP backend, at the 32 SMs
@@ -160,7 +155,7 @@ TEST_CASE("framework.release sets the modelled switches and explicit keys overri
   s = parse_scenario(
       qwen_scenario(R"({"release": "nemo-26.06", "ep_comm_overlap": false, "moe_dispatcher":
       "alltoall"})"),
-      "s.json", opts());
+      "s.json", load_options());
   CHECK_FALSE(s.training->fw.ep_comm_overlap);
   CHECK(s.training->fw.moe_dispatcher == MoeDispatcher::kAllToAll);
   // ... and the release's full-iteration graphs cannot contain the alltoall dispatcher's
@@ -171,7 +166,7 @@ TEST_CASE("framework.release sets the modelled switches and explicit keys overri
     dropped |= n.find("cuda_graphs=full_iteration not applied") != std::string::npos;
   CHECK(dropped);
   // Without a release: the defaults, whatever the order of keys.
-  s = parse_scenario(qwen_scenario("{}"), "s.json", opts());
+  s = parse_scenario(qwen_scenario("{}"), "s.json", load_options());
   CHECK_FALSE(s.training->fw.ep_comm_overlap);
   CHECK(s.training->fw.moe_dispatcher == MoeDispatcher::kAllToAll);
   CHECK(s.training->release_notes.empty());
@@ -180,28 +175,29 @@ TEST_CASE("framework.release sets the modelled switches and explicit keys overri
 TEST_CASE("framework.release: CUDA-graph scopes as the recipes cite them") {
   // v0.4.2 QWEN3_30B_A3B_PRETRAIN_CONFIG_GB300_FP8_MX_V1: cuda_graph_impl="transformer_engine",
   // cuda_graph_scope=["moe_router", "moe_preprocess"] (no attn).
-  Scenario s = parse_scenario(qwen_scenario(R"({"release": "nemo-26.04.01"})"), "s.json", opts());
+  Scenario s =
+      parse_scenario(qwen_scenario(R"({"release": "nemo-26.04.01"})"), "s.json", load_options());
   CHECK(s.training->fw.cuda_graphs == CudaGraphs::kScopes);
   CHECK(s.training->fw.cuda_graph_scopes == (kGraphMoeRouter | kGraphMoePreprocess));
   // An explicit "scopes" without a list: attn + moe_router + moe_preprocess; with a list, it.
   s = parse_scenario(qwen_scenario(R"({"release": "nemo-26.04.01", "cuda_graphs": "scopes"})"),
-                     "s.json", opts());
+                     "s.json", load_options());
   CHECK(s.training->fw.cuda_graph_scopes == kDefaultGraphScopes);
   s = parse_scenario(
       qwen_scenario(R"({"cuda_graphs": "scopes", "cuda_graph_scopes": ["attn", "mamba"]})"),
-      "s.json", opts());
+      "s.json", load_options());
   CHECK(s.training->fw.cuda_graph_scopes == (kGraphAttn | kGraphMamba));
   std::string msg;
   try {
     parse_scenario(qwen_scenario(R"({"cuda_graphs": "scopes", "cuda_graph_scopes": ["moe"]})"),
-                   "s.json", opts());
+                   "s.json", load_options());
   } catch (const InputError& e) {
     msg = e.what();
   }
   CHECK(msg.find("s.json:/workload/framework/cuda_graph_scopes/0: expected one of 'attn'") == 0);
   msg.clear();
   try {
-    parse_scenario(qwen_scenario(R"({"cuda_graph_scopes": ["attn"]})"), "s.json", opts());
+    parse_scenario(qwen_scenario(R"({"cuda_graph_scopes": ["attn"]})"), "s.json", load_options());
   } catch (const InputError& e) {
     msg = e.what();
   }
@@ -216,7 +212,7 @@ TEST_CASE("framework.release: CUDA-graph scopes as the recipes cite them") {
 TEST_CASE("framework.release: an unknown name is an input error with the pointer and the names") {
   std::string msg;
   try {
-    parse_scenario(qwen_scenario(R"({"release": "nemo-26.07"})"), "s.json", opts());
+    parse_scenario(qwen_scenario(R"({"release": "nemo-26.07"})"), "s.json", load_options());
   } catch (const InputError& e) {
     msg = e.what();
   }

@@ -6,18 +6,15 @@
 
 #include "core/error.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
-LoadOptions opts() {
-  LoadOptions o;
-  o.data_dir = FLEETSIM_SOURCE_DIR;
-  return o;
-}
 std::string error_of(const std::string& text) {
   try {
-    parse_scenario(text, "s.json", opts());
+    parse_scenario(text, "s.json", load_options());
   } catch (const InputError& e) {
     return e.what();
   }
@@ -29,18 +26,17 @@ const char* kGood = R"({"name": "t", "cluster": {"system": "p6-b200.48xlarge", "
 
 TEST_CASE("every file in scenarios/ loads") {
   int n = 0;
-  for (const auto& e :
-       std::filesystem::directory_iterator(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios")) {
+  for (const auto& e : std::filesystem::directory_iterator(kRoot + "/scenarios")) {
     if (e.path().extension() != ".json") continue;
     INFO(e.path());
-    CHECK_NOTHROW(load_scenario(e.path().string(), opts()));
+    CHECK_NOTHROW(load_scenario(e.path().string(), load_options()));
     ++n;
   }
   CHECK(n >= 4);
 }
 
 TEST_CASE("a valid scenario gives typed values") {
-  const Scenario s = parse_scenario(kGood, "s.json", opts());
+  const Scenario s = parse_scenario(kGood, "s.json", load_options());
   CHECK(s.nodes == 2);
   CHECK(s.collective->sizes.at(0).count() == 1 << 20);
   CHECK(s.fabric.routing == Routing::kSrd);
@@ -118,7 +114,7 @@ TEST_CASE("bad scenarios name the file, the JSON pointer and what was expected")
 }
 
 TEST_CASE("the JSON Schema and the loader know the same keys") {
-  std::ifstream in(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/schema/scenario.schema.json");
+  std::ifstream in(kRoot + "/scenarios/schema/scenario.schema.json");
   const auto schema = nlohmann::json::parse(in);
   // Follows "$ref": "#/$defs/NAME".
   auto resolve = [&](nlohmann::json node) {
@@ -180,7 +176,7 @@ TEST_CASE("framework.moe_dispatcher names a dispatcher or an EP library and mode
                   "batch": {"global": 16, "micro": 1, "seq_len": 4096},
                   "framework": {"moe_dispatcher": ")" +
         name + R"("}}})";
-    return parse_scenario(text, "s.json", opts()).training->fw.moe_dispatcher;
+    return parse_scenario(text, "s.json", load_options()).training->fw.moe_dispatcher;
   };
   CHECK(dispatcher("alltoall") == MoeDispatcher::kAllToAll);
   CHECK(dispatcher("nccl") == MoeDispatcher::kAllToAll);

@@ -1,7 +1,8 @@
-// Fixtures several test files build by hand: the repository root, zoo models and model texts,
-// the compute model of a system's GPU, a communication cost of zero, and the parallel layouts
-// the workload tests use most (one GPU; data and expert parallel over the same GPUs). Header
-// only, for tests/ (the test executables put tests/ on the include path: "support/fixtures.h").
+// Fixtures several test files build by hand: the repository root and load options reading from
+// it, zoo models and model texts, the compute model of a system's GPU, a communication cost of
+// zero, and the parallel layouts the workload tests use most (one GPU; data and expert parallel
+// over the same GPUs). Header only, for tests/ (the test executables put tests/ on the include
+// path: "support/fixtures.h"). docs/testing.md says what belongs here.
 #pragma once
 
 #include <string>
@@ -17,6 +18,14 @@ namespace fleetsim::test {
 
 // The source tree: topologies/, workloads/, calibration/ are read from here.
 inline const std::string kRoot = FLEETSIM_SOURCE_DIR;
+
+// Load options that read topologies/, workloads/ and calibration/ from the source tree (the
+// default limits otherwise).
+inline LoadOptions load_options() {
+  LoadOptions o;
+  o.data_dir = kRoot;
+  return o;
+}
 
 // A zoo model (workloads/models/<id>.json).
 inline ModelSpec zoo(const std::string& id) {

@@ -11,19 +11,16 @@
 #include "core/error.h"
 #include "report/sweep_results.h"
 #include "scenario/sweep_loader.h"
+#include "support/fixtures.h"
 #include "sweep/sweep.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 namespace fs = std::filesystem;
 
 namespace {
 
-LoadOptions opts() {
-  LoadOptions o;
-  o.data_dir = FLEETSIM_SOURCE_DIR;
-  return o;
-}
-const std::string kFile = std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/sweeps/test.json";
+const std::string kFile = kRoot + "/scenarios/sweeps/test.json";
 
 // A fast collective base: all-reduce of one size over `count` p6-b200 instances.
 const char* kCollBase =
@@ -37,7 +34,7 @@ std::string sweep(const std::string& axes, const std::string& extra = "",
 }
 
 SweepPlan plan_of(const std::string& text) {
-  return parse_sweep(text, kFile, opts());
+  return parse_sweep(text, kFile, load_options());
 }
 
 std::string error_of(const std::string& text) {
@@ -69,7 +66,7 @@ SweepRunOptions run_opts(const fs::path& out, int jobs, ShardSpec shard = {}) {
   o.jobs = jobs;
   o.shard = shard;
   o.out_dir = out.string();
-  o.load = opts();
+  o.load = load_options();
   o.progress = ProgressMode::kNone;
   return o;
 }
@@ -268,7 +265,7 @@ TEST_CASE("result rows round-trip through JSON Lines, CSV quotes") {
 TEST_CASE("sweep rows carry the report's metrics (collective and training)") {
   const SweepPlan p =
       plan_of(sweep(R"([{"mode": "grid", "pointer": "/cluster/count", "values": [2]}])"));
-  PointRunner runner(opts());
+  PointRunner runner(load_options());
   const SweepRow r = runner.run(p, p.points[0]);
   REQUIRE(r.status == "ok");
   auto m = [&](std::string_view name) {
@@ -288,7 +285,7 @@ TEST_CASE("sweep rows carry the report's metrics (collective and training)") {
   const SweepPlan t = parse_sweep(
       R"({"name": "q", "base": "../quickstart.json",
           "axes": [{"mode": "grid", "pointer": "/workload/batch/global", "values": [64, 3]}]})",
-      kFile, opts());
+      kFile, load_options());
   const SweepRow ok = runner.run(t, t.points[0]);
   REQUIRE(ok.status == "ok");
   const auto get = [&](const SweepRow& row, std::string_view name) {
@@ -317,9 +314,9 @@ TEST_CASE("sweeps over run-level fields report the run summary") {
       R"({"name": "r", "base": "../run-quickstart-tiered.json",
           "axes": [{"mode": "grid", "pointer": "/run/replicas", "values": [4]},
                    {"mode": "grid", "pointer": "/run/checkpoint/interval", "values": ["10min", "2h"]}]})",
-      kFile, opts());
+      kFile, load_options());
   REQUIRE(p.points.size() == 2);
-  PointRunner runner(opts());
+  PointRunner runner(load_options());
   auto get = [](const SweepRow& row, std::string_view name) {
     for (size_t i = 0; i < kNumSweepMetrics; ++i)
       if (kSweepMetricColumns[i] == name) return row.metrics[i];
@@ -428,17 +425,15 @@ TEST_CASE("shard specs") {
 }
 
 TEST_CASE("the sweep files in scenarios/sweeps expand") {
-  for (const auto& f :
-       fs::directory_iterator(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/sweeps")) {
-    const SweepPlan p = load_sweep(f.path().string(), opts());
+  for (const auto& f : fs::directory_iterator(kRoot + "/scenarios/sweeps")) {
+    const SweepPlan p = load_sweep(f.path().string(), load_options());
     CHECK(!p.points.empty());
   }
-  const SweepPlan b = load_sweep(
-      std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/sweeps/bench-1000-64gpu.json", opts());
+  const SweepPlan b = load_sweep(kRoot + "/scenarios/sweeps/bench-1000-64gpu.json", load_options());
   CHECK(b.points.size() == 1000);
   // 3 tp × 4 pp × 2 vp × 3 (batch, precision) = 72, minus pp = 1 with vp = 5 (3 × 3).
-  const SweepPlan q = load_sweep(
-      std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/sweeps/quickstart-parallelism.json", opts());
+  const SweepPlan q =
+      load_sweep(kRoot + "/scenarios/sweeps/quickstart-parallelism.json", load_options());
   CHECK(q.combinations == 72);
   CHECK(q.points.size() == 63);
 }
