@@ -5,14 +5,16 @@
 
 #include "coll/collective.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
 // An idealised system: B = 100 GB/s per GPU into the NVSwitch, no switch latency; with
 // `nic_gbps` > 0, one NIC of that rate per GPU and a latency-free, lossless fabric.
 SystemSpec ideal(int gpus_per_node, double nic_gbps = 0) {
-  SystemSpec s = load_system("dgx-h100", FLEETSIM_SOURCE_DIR);
+  SystemSpec s = load_system("dgx-h100", kRoot);
   s.node.gpus = gpus_per_node;
   s.nics.per_node = gpus_per_node;
   s.unit_nodes = 1;

@@ -12,8 +12,10 @@
 #include "coll/collective.h"
 #include "core/rng.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
 
@@ -72,9 +74,8 @@ void compare(const Topology& topo, const CollectiveParams& p, CollOp op, Algorit
 }  // namespace
 
 TEST_CASE("class solver: collectives on p6-b200 agree with the flow-by-flow solver") {
-  const std::string dir = FLEETSIM_SOURCE_DIR;
-  const SystemSpec s = load_system("p6-b200.48xlarge", dir);
-  const CollectiveParams p = load_collective_params(s, dir);
+  const SystemSpec s = load_system("p6-b200.48xlarge", kRoot);
+  const CollectiveParams p = load_collective_params(s, kRoot);
   const Topology topo(s, s.fabric, 4);  // 32 GPUs, 4 NVLink domains
   const Bytes size(64 << 20);
   compare(topo, p, CollOp::kAllToAll, Algorithm::kDirect, size, iota(32));
@@ -92,18 +93,17 @@ TEST_CASE("class solver: collectives on p6-b200 agree with the flow-by-flow solv
 }
 
 TEST_CASE("class solver: NVL72 and ECMP (DGX-H100) collectives agree with the reference") {
-  const std::string dir = FLEETSIM_SOURCE_DIR;
   {
-    const SystemSpec s = load_system("p6e-gb200-ultraserver-72", dir);
-    const CollectiveParams p = load_collective_params(s, dir);
+    const SystemSpec s = load_system("p6e-gb200-ultraserver-72", kRoot);
+    const CollectiveParams p = load_collective_params(s, kRoot);
     const Topology topo(s, s.fabric, s.scale_up.domain_nodes * 2);  // 144 GPUs, 2 racks
     compare(topo, p, CollOp::kAllToAll, Algorithm::kDirect, Bytes(16 << 20), iota(72));
     compare(topo, p, CollOp::kAllReduce, Algorithm::kNvlsTree, Bytes(256 << 20), iota(144));
     compare(topo, p, CollOp::kAllReduce, Algorithm::kRing, Bytes(256 << 20), iota(144));
   }
   {
-    const SystemSpec s = load_system("dgx-h100", dir);
-    const CollectiveParams p = load_collective_params(s, dir);
+    const SystemSpec s = load_system("dgx-h100", kRoot);
+    const CollectiveParams p = load_collective_params(s, kRoot);
     const Topology topo(s, s.fabric, 4);
     REQUIRE(s.fabric.routing == Routing::kEcmp);
     compare(topo, p, CollOp::kAllToAll, Algorithm::kDirect, Bytes(32 << 20), iota(32));
@@ -112,9 +112,8 @@ TEST_CASE("class solver: NVL72 and ECMP (DGX-H100) collectives agree with the re
 }
 
 TEST_CASE("class solver: a skewed all-to-allv (every pair its own size) stays exact") {
-  const std::string dir = FLEETSIM_SOURCE_DIR;
-  const SystemSpec s = load_system("p6-b200.48xlarge", dir);
-  const CollectiveParams p = load_collective_params(s, dir);
+  const SystemSpec s = load_system("p6-b200.48xlarge", kRoot);
+  const CollectiveParams p = load_collective_params(s, kRoot);
   const Topology topo(s, s.fabric, 3);
   const int n = topo.gpus();
   Rng rng(5);
@@ -129,9 +128,8 @@ TEST_CASE("class solver: a skewed all-to-allv (every pair its own size) stays ex
 }
 
 TEST_CASE("class solver: identical flows of a plan are one class, counted") {
-  const std::string dir = FLEETSIM_SOURCE_DIR;
-  const SystemSpec s = load_system("p6-b200.48xlarge", dir);
-  const CollectiveParams p = load_collective_params(s, dir);
+  const SystemSpec s = load_system("p6-b200.48xlarge", kRoot);
+  const CollectiveParams p = load_collective_params(s, kRoot);
   const Topology topo(s, s.fabric, 4);
   // Ring all-reduce over 4 domains of 8: 8 channels × 4 domains × (7 NVLink edges + 1 exit).
   const CollectivePlan ring =
@@ -209,9 +207,8 @@ TEST_CASE("class solver: random networks with staggered unequal flows match the 
 }
 
 TEST_CASE("class solver: an all-to-all holds a few tens of bytes per flow") {
-  const std::string dir = FLEETSIM_SOURCE_DIR;
-  const SystemSpec s = load_system("p6-b200.48xlarge", dir);
-  const CollectiveParams p = load_collective_params(s, dir);
+  const SystemSpec s = load_system("p6-b200.48xlarge", kRoot);
+  const CollectiveParams p = load_collective_params(s, kRoot);
   const Topology topo(s, s.fabric, 16);  // 128 GPUs, 16,256 flows of ~68 hops each
   Simulator sim;
   FlowNetwork net(sim, topo.links());

@@ -3,13 +3,15 @@
 
 #include "coll/collective.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
 // An idealised system: B = 100 GB/s per GPU into the switch, no switch latency.
 SystemSpec ideal(int gpus_per_node, int domain_nodes) {
-  SystemSpec s = load_system("dgx-h100", FLEETSIM_SOURCE_DIR);
+  SystemSpec s = load_system("dgx-h100", kRoot);
   s.node.gpus = gpus_per_node;
   s.nics.per_node = gpus_per_node;
   s.unit_nodes = domain_nodes;

@@ -5,14 +5,16 @@
 
 #include "coll/dispatch.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
 
 // Two nodes of two GPUs (one NVLink domain each), one NIC per GPU.
 Topology small_topology() {
-  SystemSpec s = load_system("dgx-h100", FLEETSIM_SOURCE_DIR);
+  SystemSpec s = load_system("dgx-h100", kRoot);
   s.node.gpus = 2;
   s.nics.per_node = 2;
   s.unit_nodes = 1;
@@ -129,9 +131,9 @@ TEST_CASE("dispatch: NCCL and low-latency send every token–expert pair, pplx p
 }
 
 TEST_CASE("dispatch: the low-latency floor") {
-  const SystemSpec s = load_system("p6-b200.48xlarge", FLEETSIM_SOURCE_DIR);
+  const SystemSpec s = load_system("p6-b200.48xlarge", kRoot);
   const Topology topo(s, s.fabric, 2);
-  const CollectiveParams params = load_collective_params(s, FLEETSIM_SOURCE_DIR);
+  const CollectiveParams params = load_collective_params(s, kRoot);
   DispatchCall c = uccl_ep16_call(DispatchMode::kLowLatency, 1);
   c.nvlink = false;
   const std::vector<int> gpus = first_gpus(16);
@@ -153,9 +155,9 @@ TEST_CASE("dispatch: the low-latency floor") {
 // README's DeepSeek-V3 inference setting: 128 tokens, hidden 7168, top-8 of 288 experts. Pairs
 // inside the node go through CUDA IPC (NVLink), the other node's through the NIC.
 TEST_CASE("dispatch: a low-latency EFA call worked by hand (UCCL-EP EP16 on p6-b200)") {
-  const SystemSpec s = load_system("p6-b200.48xlarge", FLEETSIM_SOURCE_DIR);
+  const SystemSpec s = load_system("p6-b200.48xlarge", kRoot);
   const Topology topo(s, s.fabric, 2);
-  const CollectiveParams params = load_collective_params(s, FLEETSIM_SOURCE_DIR);
+  const CollectiveParams params = load_collective_params(s, kRoot);
   DispatchCall c = uccl_ep16_call(DispatchMode::kLowLatency, 128);
   const std::vector<int> gpus = first_gpus(16);
   const DispatchGlobals& g = dispatch_globals();
@@ -181,9 +183,9 @@ TEST_CASE("dispatch: a low-latency EFA call worked by hand (UCCL-EP EP16 on p6-b
 // UCCL-EP normal FP8 dispatch, EP16 on two p5en (8 × H200, 16 × 200 Gb/s EFA: two NICs per
 // GPU), DeepSeek-V3 profile: 4096 tokens, hidden 7168, top-8 of 288 experts, Torch API.
 TEST_CASE("dispatch: an EFA call worked by hand (UCCL-EP EP16 on p5en)") {
-  const SystemSpec s = load_system("p5en.48xlarge", FLEETSIM_SOURCE_DIR);
+  const SystemSpec s = load_system("p5en.48xlarge", kRoot);
   const Topology topo(s, s.fabric, 2);
-  const CollectiveParams params = load_collective_params(s, FLEETSIM_SOURCE_DIR);
+  const CollectiveParams params = load_collective_params(s, kRoot);
   DispatchCall c = uccl_ep16_call(DispatchMode::kNormal, 4096);
   c.api = DispatchApi::kTorch;
   const std::vector<int> gpus = first_gpus(16);

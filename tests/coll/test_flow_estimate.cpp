@@ -7,8 +7,10 @@
 
 #include "coll/collective.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
 std::vector<int> first(int n) {
@@ -21,7 +23,7 @@ std::vector<int> first(int n) {
 
 TEST_CASE("estimate_collective_flows equals plan_collective's flow_count") {
   for (const char* name : {"p6-b200.48xlarge", "p6e-gb200-ultraserver-72"}) {
-    const SystemSpec sys = load_system(name, FLEETSIM_SOURCE_DIR);
+    const SystemSpec sys = load_system(name, kRoot);
     const Topology topo(sys, sys.fabric, 216 / sys.node.gpus);  // 216 GPUs: 3 NVL72 racks
     const CollectiveParams params;
     for (int n : {2, 5, 8, 24, 72, 100, 144, 216}) {
@@ -47,7 +49,7 @@ TEST_CASE("estimate_collective_flows equals plan_collective's flow_count") {
 }
 
 TEST_CASE("the all-to-all over 4096 GPUs is n(n-1) = 16773120 flows") {
-  const SystemSpec sys = load_system("p6-b200.48xlarge", FLEETSIM_SOURCE_DIR);
+  const SystemSpec sys = load_system("p6-b200.48xlarge", kRoot);
   CHECK(estimate_collective_flows(sys, CollOp::kAllToAll, Algorithm::kDirect, 4096).flows ==
         int64_t{4096} * 4095);
   CHECK(estimate_collective_flows(sys, CollOp::kSendRecv, Algorithm::kDirect, 2).flows == 1);

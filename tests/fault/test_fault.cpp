@@ -6,8 +6,10 @@
 #include "fault/fault.h"
 #include "run/failure_process.h"
 #include "scenario/run_loader.h"
+#include "support/fixtures.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 TEST_CASE("Daly's higher-order interval reproduces his published optima") {
   // Daly (2006), FGCS 22(3), figure captions: delta = 5 min; M = 24 h, 6 h, 15 min give
@@ -57,21 +59,21 @@ TEST_CASE("job failure rate sums classes over their units") {
 }
 
 TEST_CASE("failure profiles: Llama 3 fit gives 419 interruptions in 54 days on 16,384 GPUs") {
-  const FailureProfile p = load_failure_profile("llama3-h100", FLEETSIM_SOURCE_DIR);
+  const FailureProfile p = load_failure_profile("llama3-h100", kRoot);
   const double hours = 54 * 24.0;
   CHECK(job_failure_rate_per_hour(p, 16384, 2048, 2048) * hours == Approx(419).epsilon(0.002));
   double gpu = 0;
   for (const auto& c : p.classes)
     if (c.per == FaultUnit::kGpu) gpu += c.rate_per_hour * 16384 * hours;
   CHECK(gpu == Approx(268).epsilon(0.003));  // Table 5's GPU category
-  const FailureProfile rsc = load_failure_profile("meta-rsc1-a100", FLEETSIM_SOURCE_DIR);
+  const FailureProfile rsc = load_failure_profile("meta-rsc1-a100", kRoot);
   // Kokolis et al.: MTTF = 1 / (N r_f) = 1.8 h at 16,384 GPUs (2,048 nodes).
   CHECK(1.0 / job_failure_rate_per_hour(rsc, 16384, 2048, 2048) == Approx(1.8).margin(0.01));
 }
 
 TEST_CASE("unknown failure profile names the near miss") {
   try {
-    load_failure_profile("llama3-h10", FLEETSIM_SOURCE_DIR);
+    load_failure_profile("llama3-h10", kRoot);
     FAIL("expected an error");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("did you mean 'llama3-h100'") != std::string::npos);

@@ -8,9 +8,11 @@
 #include "moe/routing.h"
 #include "scenario/model_loader.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 #include "workload/step.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 TEST_CASE("balanced routing loads every expert and rank equally") {
   RoutingSpec spec;
@@ -122,13 +124,12 @@ TEST_CASE("the aux-loss-free bias update makes imbalance decay") {
 }
 
 TEST_CASE("imbalance only slows the step, balanced equals the dense-equivalent step") {
-  const std::string root = FLEETSIM_SOURCE_DIR;
-  const SystemSpec sys = load_system("dgx-b200", root);
-  const CollectiveParams cp = load_collective_params(sys, root);
-  const ComputeModel compute = ComputeModel::load(sys.gpu, root);
+  const SystemSpec sys = load_system("dgx-b200", kRoot);
+  const CollectiveParams cp = load_collective_params(sys, kRoot);
+  const ComputeModel compute = ComputeModel::load(sys.gpu, kRoot);
   const Topology topo(sys, sys.fabric, 1);
   StepInput in;
-  in.model = load_model("deepseek-v3", root);
+  in.model = zoo("deepseek-v3");
   in.model.layers = 5;  // 3 dense + 2 MoE layers
   in.model.mtp_layers = 0;
   in.par.ep = 8;
@@ -148,13 +149,12 @@ TEST_CASE("imbalance only slows the step, balanced equals the dense-equivalent s
 
 TEST_CASE("the step slows down as routing skew grows") {
   // Dirichlet(α) popularity: smaller α, more skew, a busier hottest EP rank, a slower step.
-  const std::string root = FLEETSIM_SOURCE_DIR;
-  const SystemSpec sys = load_system("dgx-b200", root);
-  const CollectiveParams cp = load_collective_params(sys, root);
-  const ComputeModel compute = ComputeModel::load(sys.gpu, root);
+  const SystemSpec sys = load_system("dgx-b200", kRoot);
+  const CollectiveParams cp = load_collective_params(sys, kRoot);
+  const ComputeModel compute = ComputeModel::load(sys.gpu, kRoot);
   const Topology topo(sys, sys.fabric, 1);
   StepInput in;
-  in.model = load_model("deepseek-v3", root);
+  in.model = zoo("deepseek-v3");
   in.model.layers = 6;  // 3 dense + 3 MoE layers
   in.model.mtp_layers = 0;
   in.par.ep = 8;

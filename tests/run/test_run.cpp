@@ -6,8 +6,10 @@
 
 #include "run/run.h"
 #include "scenario/run_loader.h"
+#include "support/fixtures.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
 
@@ -162,7 +164,7 @@ TEST_CASE("Meta RSC: ETTR 0.70 at a 60-minute interval and 0.93 at 5 minutes") {
   // Kokolis et al. (HPCA 2025): one 16,000-GPU job on RSC-1 (2,048 nodes), r_f = 6.5 per
   // 1,000 node-days, u0 = 5 min restart, non-blocking checkpoints.
   RunSpec s;
-  s.failures = load_failure_profile("meta-rsc1-a100", FLEETSIM_SOURCE_DIR);
+  s.failures = load_failure_profile("meta-rsc1-a100", kRoot);
   s.replicas = 200;
   s.duration_s = 7 * 86400.0;
   s.checkpoint.mode = CheckpointMode::kAsync;
@@ -224,7 +226,7 @@ TEST_CASE("the simulated optimum checkpoint interval is within 15% of Daly's") {
 
 TEST_CASE("Llama 3 profile: 419 unexpected interruptions in 54 days on 16,384 GPUs") {
   RunSpec s;
-  s.failures = load_failure_profile("llama3-h100", FLEETSIM_SOURCE_DIR);
+  s.failures = load_failure_profile("llama3-h100", kRoot);
   s.replicas = 20;
   s.duration_s = 54 * 86400.0;
   s.checkpoint.mode = CheckpointMode::kAsync;
@@ -286,7 +288,7 @@ TEST_CASE("gray failures: severe slowdowns are detected, mild ones run degraded"
 
 TEST_CASE("Monte Carlo is identical for every thread count") {
   RunSpec s;
-  s.failures = load_failure_profile("llama3-h100", FLEETSIM_SOURCE_DIR);
+  s.failures = load_failure_profile("llama3-h100", kRoot);
   s.replicas = 24;
   s.duration_s = 5 * 86400.0;
   s.checkpoint.mode = CheckpointMode::kAsync;

@@ -2,13 +2,15 @@
 
 #include "net/path_table.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 #include "topo/topology.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
 SystemSpec sys(const char* name) {
-  return load_system(name, FLEETSIM_SOURCE_DIR);
+  return load_system(name, kRoot);
 }
 size_t distinct_chain_hops(const Route& r) {
   size_t n = 0;
@@ -19,7 +21,7 @@ size_t distinct_chain_hops(const Route& r) {
 }  // namespace
 
 TEST_CASE("every shipped topology loads and builds a connected graph") {
-  for (const auto& name : known_systems(FLEETSIM_SOURCE_DIR)) {
+  for (const auto& name : known_systems(kRoot)) {
     INFO(name);
     const SystemSpec s = sys(name.c_str());
     const Topology t(s, s.fabric, 2 * s.unit_nodes);
