@@ -110,13 +110,17 @@ int64_t v_width(const ModelSpec& m) {
 // form, 2·keys·heads·(2·kv_lora_rank + qk_rope_head_dim), and the indexer's dense causal scoring
 // 2·keys_dense·H_I·(d_I + 1), both × 3 (forward, backward); the indexer projections
 // × (weight_flops − 2): its inputs are detached (no dgrad), it is trained by its KL loss (wgrad).
+// With frozen weights (LoRA, weight_flops < 6) nothing the KL loss reaches trains, so the
+// indexer has no backward: its scoring counts once (forward), its projections 2 per weight.
 double dsa_flops(const ModelSpec& m, double keys, int seq_len, const FlopConvention& c) {
   const AttentionSpec& a = m.attention;
   double dense = dense_causal_keys(seq_len, c.document_tokens);
   if (!c.causal) dense *= 2.0;
   const double core = 2.0 * keys * a.heads * (2.0 * a.kv_lora_rank + a.qk_rope_head_dim);
   const double score = 2.0 * dense * a.indexer_heads * (a.indexer_head_dim + 1.0);
-  return 3.0 * (core + score) + (c.weight_flops - 2.0) * static_cast<double>(indexer_weights(m));
+  const double score_passes = c.weight_flops < 6.0 ? 1.0 : 3.0;
+  return 3.0 * core + score_passes * score +
+         (c.weight_flops - 2.0) * static_cast<double>(indexer_weights(m));
 }
 
 // Training FLOPs per token of decoder layer `i` (weights and attention core).

@@ -72,8 +72,11 @@ int64_t lora_adapter_params(const ModelSpec& m, const TaskSpec& t, int layer) {
   };
   // A hybrid model's blocks have attention or an FFN or neither (Mamba-2: no adapter).
   if (has_attention(m, layer)) {
+    // linear_qkv: q, k, v, and with Qwen3-Next's output gate (attention_output_gate) the gate,
+    // heads · head_dim wide: the GEMM the step's adapter follows (decoder_layer.cpp).
+    const int gate = a.output_gate ? a.heads : 0;
     if (a.kind == AttentionKind::kGqa)
-      adapter(kLoraQkv, h, int64_t{a.heads + 2 * a.kv_heads} * a.head_dim);
+      adapter(kLoraQkv, h, int64_t{a.heads + gate + 2 * a.kv_heads} * a.head_dim);
     const int64_t dv = a.kind == AttentionKind::kMla ? a.v_head_dim : a.head_dim;
     adapter(kLoraProj, int64_t{a.heads} * dv, h);
   }

@@ -73,7 +73,8 @@ int64_t lora_adapter_params(const ModelSpec& m, const TaskSpec& t);  // every de
 //   sft:      the same weights term (6 per weight per token), attention over each packed
 //             document (keys from packed_attended_keys);
 //   lora:     4 per frozen weight per token (forward and dgrad, no wgrad), the same document
-//             attention (3× forward: the dgrad of q, k, v still runs), plus 6 per adapter
+//             attention (3× forward: the dgrad of q, k, v still runs; DeepSeek sparse
+//             attention's indexer scoring 1×, it has no backward), plus 6 per adapter
 //             parameter per token.
 double task_flops_per_token(const ModelSpec& m, int seq_len, const FlopConvention& c,
                             const TaskSpec& t);

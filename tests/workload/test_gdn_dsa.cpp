@@ -14,6 +14,7 @@
 #include "workload/memory.h"
 #include "workload/model.h"
 #include "workload/step.h"
+#include "workload/task.h"
 
 using namespace fleetsim;
 using namespace fleetsim::test;
@@ -366,4 +367,52 @@ TEST_CASE("DeepSeek sparse attention block: executed FLOPs and kernels by hand a
   CHECK(lls.layer(0, true).flops - lld.layer(0, true).flops ==
         Approx(2.5 * core - 2.5 * 671'088'640.0));
   CHECK(lls.layer(0, true).kernels - lld.layer(0, true).kernels == 0);
+  // Model FLOPs agree: LoRA takes the indexer's backward out of the DSA model's count, which
+  // the dense model does not have. Per token and layer at s = 2048: the projections' wgrad
+  // 2·(64·2·16 + 256·16 + 256·2) = 2·6,656 and two of the scoring's three passes
+  // 2·[2·1024·2·(16 + 1)] = 2·69,632; the adapters (linear_proj, linear_fc1 / fc2, the same in
+  // both models) cancel. Two layers: 2·(13,312 + 139,264) = 305,152.
+  TaskSpec lt;
+  lt.kind = TrainingTask::kLora;
+  const FlopConvention fc;
+  const auto drop = [&](const ModelSpec& m) {
+    return task_flops_per_token(m, 2048, fc, TaskSpec{}) - task_flops_per_token(m, 2048, fc, lt);
+  };
+  CHECK(drop(dsa) - drop(dense) == Approx(305'152.0));
+}
+
+TEST_CASE("LoRA linear_qkv adapter of gated attention: q, gate, k, v, in parameters and step") {
+  TaskSpec t;
+  t.kind = TrainingTask::kLora;  // rank 32, the four targets
+  const ModelSpec m = zoo("qwen3-next-80b-a3b");
+  // Gated attention block: linear_qkv 2048 → (16 + 16 gate + 2·2)·256 = 9216:
+  // 32·(2048 + 9216) = 360,448; linear_proj 16·256 → 2048: 32·(4096 + 2048) = 196,608. MoE
+  // block: the shared expert's fc1 2048 → 2·512 32·3072 = 98,304 and fc2 32·(512 + 2048) =
+  // 81,920. Gated DeltaNet blocks: none (in_proj / out_proj are no target).
+  CHECK(lora_adapter_params(m, t, 6) == 360'448 + 196'608);
+  CHECK(lora_adapter_params(m, t, 7) == 98'304 + 81'920);
+  CHECK(lora_adapter_params(m, t, 0) == 0);
+  // 12 attention blocks and 48 MoE blocks.
+  CHECK(lora_adapter_params(m, t) == 12 * 557'056 + 48 * 180'224);  // 15,335,424
+  // The step's adapter GEMMs on the toy model's gated attention block (h 256, 4 heads of 64 +
+  // the gate, 2 KV heads; rank 16): adding linear_qkv to linear_proj adds forward 2·T·r·(k + n)
+  // and backward 4·T·r·(k + n) with k + n = 256 + (4 + 4 + 2·2)·64 = 1024, 6·4096·16·1024
+  // FLOPs, the parameters' 6 per token.
+  const ModelSpec toy = parse(gdn_json());
+  const ComputeModel c = gpu_compute("dgx-h100");
+  ParallelConfig p = one_gpu(4096);
+  p.task = t;
+  p.task.lora_rank = 16;
+  p.task.lora_targets = kLoraProj;
+  ParallelConfig q = p;
+  q.task.lora_targets = kLoraProj | kLoraQkv;
+  FrameworkOptions fw;
+  LayerCostModel proj(toy, p, fw, c, no_comm), both(toy, q, fw, c, no_comm);
+  const auto fb = [](LayerCostModel& l) {
+    return l.layer(2, false).flops + l.layer(2, true).flops;
+  };
+  CHECK(fb(both) - fb(proj) == Approx(6.0 * 4096 * 16 * 1024));
+  TaskSpec qkv = q.task;
+  qkv.lora_targets = kLoraQkv;
+  CHECK(lora_adapter_params(toy, qkv, 2) == 16 * 1024);
 }
