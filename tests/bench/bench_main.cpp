@@ -7,23 +7,16 @@
 #include <cstdio>
 #include <cstring>
 
+#include "bench_util.h"
 #include "coll/collective.h"
 #include "core/rng.h"
 #include "core/simulator.h"
 #include "scenario/scenario.h"
 
 using namespace fleetsim;
+using namespace fleetsim::bench;
 
 namespace {
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-long peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss / 1024;
-}
-
 // Each event reschedules itself a random delay ahead, keeping the pending set constant (hold
 // model).
 struct Hold final : EventHandler {
