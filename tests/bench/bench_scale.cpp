@@ -20,6 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
+
+using fleetsim::bench::now_s;
+
 namespace {
 
 struct Row {
@@ -68,10 +72,6 @@ const Row kRows[] = {
     {"ar-32k", "1 GiB all-reduce, 32,768 GPUs (4,096 x p6-b200), auto", ALLREDUCE(4096)},
     {"ar-131k", "1 GiB all-reduce, 131,072 GPUs (16,384 x p6-b200), auto", ALLREDUCE(16384)},
 };
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // Runs fleetsim on the row's scenario; prints CPU, wall, peak RSS and the last result line.
 int run_row(const std::string& fleetsim, const Row& row, const std::string& tmp) {

@@ -6,22 +6,13 @@
 #include <chrono>
 #include <cstdio>
 
+#include "bench_util.h"
 #include "scenario/scenario.h"
 #include "study/cluster.h"
 #include "study/training_step.h"
 
 using namespace fleetsim;
-
-namespace {
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-long peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss / 1024;
-}
-}  // namespace
+using namespace fleetsim::bench;
 
 int main() {
   const std::string dir = default_data_dir();

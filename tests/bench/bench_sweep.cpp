@@ -9,22 +9,13 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "bench_util.h"
 #include "report/sweep_results.h"
 #include "scenario/sweep_loader.h"
 #include "sweep/sweep.h"
 
 using namespace fleetsim;
-
-namespace {
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-long peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss / 1024;
-}
-}  // namespace
+using namespace fleetsim::bench;
 
 int main() {
   const std::string file = default_data_dir() + "/scenarios/sweeps/bench-1000-64gpu.json";
