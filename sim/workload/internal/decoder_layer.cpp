@@ -319,14 +319,19 @@ void LayerBuilder::cp_exchange(Time at, bool bwd) {
 
 std::pair<Time, Time> LayerBuilder::dense_mlp(double ffn, bool bwd, double rows, unsigned module) {
   const double f = ffn / tp_;
-  const double up = (m_.mlp == MlpKind::kGated ? 2.0 : 1.0) * f;
+  const bool glu = m_.mlp == MlpKind::kGated;
+  const double up = (glu ? 2.0 : 1.0) * f;
+  // The activation's BF16 passes over f values per row (SwiGLU: 2 in, 1 out; backward the
+  // gradient and 2 inputs in, 2 out. Non-gated: 1 in, 1 out; backward 2 in, 1 out).
+  const double act_fwd = rows * f * 2.0 * (glu ? 3.0 : 2.0);
+  const double act_bwd = rows * f * 2.0 * (glu ? 5.0 : 3.0);
   if (bwd && recompute(module)) {  // the MLP's forward again before its backward
     linear(rows, up, h_, false, kLoraFc1);
-    mem(rows * f * 2.0 * 3.0);
+    mem(act_fwd);
     linear(rows, h_, f, false, kLoraFc2);
   }
   const Time g1 = linear(rows, up, h_, bwd, kLoraFc1);
-  mem(rows * f * 2.0 * (bwd ? 5.0 : 3.0));  // activation (SwiGLU: 2 in, 1 out)
+  mem(bwd ? act_bwd : act_fwd);
   const Time g2 = linear(rows, h_, f, bwd, kLoraFc2);
   return std::make_pair(g1, g2);
 }

@@ -371,8 +371,12 @@ void MoeBuilder::sequential_linear(double m_g, double n, double kdim, bool bwd) 
 }
 
 void MoeBuilder::experts(bool bwd) {
-  const double act_fwd = rows_ * fe_ * 2.0 * 3.0;  // SwiGLU: 2 in, 1 out
-  const double act_bwd = rows_ * fe_ * 2.0 * 5.0;
+  // The activation's BF16 passes over fe values per row: SwiGLU reads 2 and writes 1 forward,
+  // reads the gradient and 2 inputs and writes 2 gradients backward; a non-gated one (squared
+  // ReLU, GELU) reads 1 and writes 1, backward reads the gradient and its input, writes 1.
+  const bool glu = in_.model.mlp == MlpKind::kGated;
+  const double act_fwd = rows_ * fe_ * 2.0 * (glu ? 3.0 : 2.0);
+  const double act_bwd = rows_ * fe_ * 2.0 * (glu ? 5.0 : 3.0);
   if (fw_.moe_grouped_gemm) {
     if (!bwd) {
       grouped_linear(up_, d_, false);
