@@ -133,6 +133,24 @@ void print_summary(const ValidationReport& rep) {
           "(layout_infeasible, not counted above; lines %s)\n",
           rep.n_layout_infeasible, rep.n_memory_checked, infeasible.c_str());
     }
+    if (rep.n_layout_differs) {
+      std::string differ, judged;
+      for (const auto& v : rep.rows) {
+        if (v.skipped || !v.breakdown.memory_checked || v.recipe_differences.empty()) continue;
+        differ += (differ.empty() ? "" : " ") + std::to_string(v.line);
+        if (v.layout_source == "recipe")
+          judged += (judged.empty() ? "" : " ") + std::to_string(v.line);
+      }
+      std::printf(
+          "memory: %d of %d print a layout that differs from their release's recipe "
+          "(calibration/recipe-layouts.csv; lines %s)\n",
+          rep.n_layout_differs, rep.n_memory_checked, differ.c_str());
+      if (rep.n_recipe_layout)
+        std::printf(
+            "memory: %d of them judged with the recipe's layout: the printed one does not fit, "
+            "the recipe's does (layout_source recipe; lines %s)\n",
+            rep.n_recipe_layout, judged.c_str());
+    }
   }
   std::printf("skipped: %d rows\n", rep.n_skipped);
   if (rep.n_errors) std::printf("malformed: %d rows (see the errors)\n", rep.n_errors);

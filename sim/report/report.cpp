@@ -92,6 +92,11 @@ std::string validation_json(const ValidationReport& rep) {
           r["memory_allocated_gib"] = fixed(v.breakdown.memory_gib, 3);
           r["memory_need_gib"] = fixed(v.breakdown.memory_need_gib, 3);
           r["hbm_gib"] = fixed(v.breakdown.hbm_gib, 3);
+          r["layout_source"] = v.layout_source;
+          if (!v.recipe_config.empty()) {
+            r["recipe"] = v.recipe_config;
+            r["recipe_differences"] = v.recipe_differences;
+          }
         }
       } else {
         r["algorithm"] = v.algorithm;
@@ -114,6 +119,8 @@ std::string validation_json(const ValidationReport& rep) {
   j["n_not_fitting"] = rep.n_not_fitting;
   j["n_memory_checked"] = rep.n_memory_checked;
   j["n_layout_infeasible"] = rep.n_layout_infeasible;
+  j["n_layout_differs"] = rep.n_layout_differs;
+  j["n_recipe_layout"] = rep.n_recipe_layout;
   ojson by_hw = ojson::object();
   for (const auto& [hw, e] : rep.mape_by_hardware)
     by_hw[hw] = {{"mape_pct", fixed(e.first, 2)}, {"n_rows", e.second}};

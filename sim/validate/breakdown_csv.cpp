@@ -23,7 +23,8 @@ std::string validation_breakdown_csv(const ValidationReport& rep) {
        "configuration", "defaults",        "measured",     "predicted",    "error_pct",
        "step_time_s",   "compute_s",       "tp_exposed_s", "cp_exposed_s", "ep_exposed_s",
        "pp_exposed_s",  "dp_exposed_s",    "bubble_s",     "optimizer_s",  "host_exposed_s",
-       "memory_gib",    "memory_need_gib", "hbm_gib",      "memory_fits",  "notes"});
+       "memory_gib",    "memory_need_gib", "hbm_gib",      "memory_fits",  "layout_source",
+       "notes"});
   for (const auto& v : rep.rows) {
     const std::string status = v.error ? "error" : v.skipped ? "skipped" : "compared";
     std::vector<std::string> f = {std::to_string(v.line),
@@ -39,7 +40,7 @@ std::string validation_breakdown_csv(const ValidationReport& rep) {
                                   v.config,
                                   v.defaults};
     if (v.skipped) {
-      f.insert(f.end(), 18, "");
+      f.insert(f.end(), 19, "");
       f.back() = v.notes;
       out += csv_line(f);
       continue;
@@ -54,8 +55,9 @@ std::string validation_breakdown_csv(const ValidationReport& rep) {
                        b.memory_gib, b.memory_need_gib, b.hbm_gib})
         f.push_back(g(x));
       f.push_back(b.memory_fits ? "yes" : b.layout_infeasible ? "layout_infeasible" : "no");
+      f.push_back(v.layout_source);
     } else {
-      f.insert(f.end(), 14, "");
+      f.insert(f.end(), 15, "");
     }
     f.push_back(v.notes);
     out += csv_line(f);

@@ -283,6 +283,8 @@ ValidationReport validate_reference(const std::string& csv_path, const std::stri
   for (const auto& v : rep.rows) {
     if (v.skipped || !v.breakdown.memory_checked) continue;
     ++rep.n_memory_checked;
+    if (!v.recipe_differences.empty()) ++rep.n_layout_differs;
+    if (v.layout_source == "recipe") ++rep.n_recipe_layout;
     if (v.breakdown.layout_infeasible) {
       ++rep.n_layout_infeasible;
     } else if (!v.breakdown.memory_fits) {

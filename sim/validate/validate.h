@@ -60,6 +60,11 @@ struct ValidationRow {
   std::string config;     // training rows: the parallel configuration simulated
   std::string defaults;   // training rows: the --default values used ("mbs=1")
   std::string release;    // training rows: the framework release whose switches were used
+  // Training rows with a recipe of their release in calibration/recipe-layouts.csv
+  // (recipe_layouts.h): the recipe's name and source, how the printed layout differs from it
+  // (empty: it agrees), and which layout judged the row ("printed" or "recipe"; empty: no
+  // simulated step).
+  std::string recipe_config, recipe_differences, layout_source;
   std::string source;  // memory rows: the source and statistic ("SimuMax (...) peak_reserved_gib")
   std::string notes;   // how names were resolved, the peak an MFU row used
   std::string reason;
@@ -79,7 +84,12 @@ struct ValidationReport {
   // HBM (they all ran: each is a memory-model error), of n_memory_checked such rows.
   int n_not_fitting = 0;
   int n_memory_checked = 0;
-  int n_layout_infeasible = 0;   // not fitting rows whose printed layout cannot run at all
+  int n_layout_infeasible = 0;  // not fitting rows whose printed layout cannot run at all
+  // Compared throughput rows whose printed layout differs from their release's recipe, and
+  // those of them judged with the recipe's layout (the printed one does not fit, the recipe's
+  // does: recipe_layouts.h).
+  int n_layout_differs = 0;
+  int n_recipe_layout = 0;
   double max_abs_error_pct = 0;  // worst compared row (>= 1 MiB for collectives)
   std::map<std::string, std::pair<double, int>> mape_by_hardware;  // MAPE %, rows
   // Memory rows per source and statistic (validate_memory.h memory_row_source + metric): MAPE %,

@@ -12,6 +12,7 @@
 #include "study/cluster.h"
 #include "study/training_step.h"
 #include "validate/finetune_rows.h"
+#include "validate/recipe_layouts.h"
 #include "validate/validate_memory.h"
 
 namespace fleetsim {
@@ -367,6 +368,55 @@ static void simulate_row(const std::map<std::string, std::string>& f, const Metr
   }
 }
 
+// The release's recipe layout for a row (recipe_layouts.h): notes how the printed layout differs
+// from it and, where the printed one does not fit and the recipe's does, judges the row with the
+// recipe's layout (v replaced by that simulation). `before` is v as it was before simulate_row.
+static void judge_with_recipe(const std::map<std::string, std::string>& f, const MetricSpec& metric,
+                              TrainingContext& ctx, const SystemSpec& sys, const ModelSpec& model,
+                              const PrintedLayout& printed, const RecipeLayout* recipe,
+                              const ValidationRow& before, ValidationRow* v) {
+  v->layout_source = to_string(LayoutSource::kPrinted);
+  if (recipe == nullptr) return;
+  const std::string differences = layout_differences(printed, *recipe);
+  const std::string cited = recipe->config + " (" + recipe->source + ")";
+  v->recipe_config = cited;
+  v->recipe_differences = differences;
+  if (differences.empty()) return;
+  const std::string note =
+      "printed layout differs from the release's recipe " + cited + ": " + differences;
+  v->notes += std::string(v->notes.empty() ? "" : "; ") + note;
+  if (v->breakdown.memory_fits) return;
+  const ParallelConfig rp = recipe_parallel(printed.p, *recipe, v->num_gpus);
+  try {
+    check_parallel_config(model, rp, v->num_gpus, sys.node.gpus * sys.scale_up.domain_nodes,
+                          "recipe", "");
+  } catch (const InputError& e) {
+    v->notes += "; the recipe's layout is not modelled: " + e.message();
+    return;
+  }
+  ValidationRow alt = before;
+  simulate_row(f, metric, ctx, sys, model, rp, &alt);
+  char buf[200];
+  if (judge_layout(v->breakdown.memory_fits, true, alt.breakdown.memory_fits) ==
+      LayoutSource::kPrinted) {
+    std::snprintf(buf, sizeof buf, "; the recipe's layout does not fit either (%.1f of %.1f GiB)",
+                  alt.breakdown.memory_need_gib, alt.breakdown.hbm_gib);
+    v->notes += buf;
+    return;
+  }
+  std::snprintf(buf, sizeof buf,
+                "; judged with the recipe's layout (layout_source recipe): the printed one needs "
+                "%.1f of %.1f GiB%s and predicts %.6g, the recipe's needs %.1f GiB",
+                v->breakdown.memory_need_gib, v->breakdown.hbm_gib,
+                v->breakdown.layout_infeasible ? " (layout_infeasible)" : "", v->predicted,
+                alt.breakdown.memory_need_gib);
+  alt.notes += std::string(alt.notes.empty() ? "" : "; ") + note + buf;
+  alt.layout_source = to_string(LayoutSource::kRecipe);
+  alt.recipe_config = cited;
+  alt.recipe_differences = differences;
+  *v = alt;
+}
+
 RowOutcome predict_training_row(const std::map<std::string, std::string>& f,
                                 const MetricSpec& metric, TrainingContext& ctx, ValidationRow* v,
                                 std::string* why) {
@@ -407,8 +457,8 @@ RowOutcome predict_training_row(const std::map<std::string, std::string>& f,
   p.task = task;
   const bool hopper = sys.gpu.model == "H100" || sys.gpu.model == "H200";
   // The table's stack: the row's release, else the default release (as apply_row_release).
-  std::string rel = release_for_version(get(f, "source_version"), ctx.data_dir);
-  if (rel.empty()) rel = default_release(ctx.data_dir);
+  const std::string row_release = release_for_version(get(f, "source_version"), ctx.data_dir);
+  std::string rel = row_release.empty() ? default_release(ctx.data_dir) : row_release;
   const bool bridge = release_stack(rel, ctx.data_dir).rfind("Megatron-Bridge", 0) == 0;
   if (!parse_precision(get(f, "precision"), notes, hopper, bridge, &p.precision)) {
     *why = "precision '" + get(f, "precision") + "' not recognised";
@@ -429,7 +479,17 @@ RowOutcome predict_training_row(const std::map<std::string, std::string>& f,
            std::to_string(ctx.options.max_passes) + " (raise it with --max-passes)";
     return RowOutcome::kSkipped;
   }
+  // The recipe of the row's own release (none for a row whose source_version names no release).
+  static const std::regex fsdp_stated_re(R"((^|[ ;])FSDP=\d)");
+  const PrintedLayout printed{p, std::regex_search(notes, fsdp_stated_re), !get(f, "etp").empty()};
+  const RecipeKey key{row_release,   to_string(p.task.kind), model.name,
+                      sys.gpu.model, to_string(p.precision), world};
+  const RecipeLayout* recipe = row_release.empty()
+                                   ? nullptr
+                                   : find_recipe_layout(recipe_layouts(ctx.data_dir), key, printed);
+  const ValidationRow before = *v;
   simulate_row(f, metric, ctx, sys, model, p, v);
+  judge_with_recipe(f, metric, ctx, sys, model, printed, recipe, before, v);
   return RowOutcome::kModelled;
 }
 
