@@ -50,7 +50,8 @@ int64_t hbm_of(const std::string& hw) {
   const auto gb = [](double x) { return static_cast<int64_t>(x * 1e9); };
   if (has(hw, "GB200")) return gb(186);
   if (has(hw, "B200")) return gb(180);
-  if (has(hw, "H200")) return gb(141);
+  // H200 141 GB: 139.80 GiB, what the CUDA driver reports (topologies/hgx-h200.json /gpu/hbm).
+  if (has(hw, "H200")) return static_cast<int64_t>(139.80 * (1 << 30));
   if (has(hw, "96GB")) return gb(96);
   // H100 80GB: 79.11 GiB, what the CUDA driver reports (topologies/dgx-h100.json /gpu/hbm).
   if (has(hw, "H100")) return static_cast<int64_t>(79.11 * (1 << 30));
