@@ -235,6 +235,25 @@ TEST_CASE("launch count of a dense decoder layer, eager and with TE graph scopes
   const Block& bwd = eager.layer(0, true);
   CHECK(bwd.kernels == 15);
   CHECK(bwd.launches == 15);
+  // FP8 current scaling: each of the 4 linears (QKV, projection, FC1, FC2) quantises its input
+  // (backward: its output gradient) first, 4 launches per quantise inside the module
+  // (Float8CurrentScalingQuantizer::quantize_impl: zero-amax, amax, scale, cast): 16 more
+  // launches each way, the host's extra 16 x 2.5 us.
+  ParallelConfig cs = p;
+  cs.precision = PrecisionRecipe::kFp8Current;
+  LayerCostModel fp8(m, cs, fw, compute, no_comm);
+  for (bool b : {false, true}) {
+    const Block& q = fp8.layer(0, b);
+    const Block& plain = eager.layer(0, b);
+    CHECK(q.kernels == plain.kernels + 4 * 4);
+    CHECK(q.launches == plain.launches + 4 * 4);
+    Time hq = Time::zero(), hp = Time::zero();
+    for (const Segment& sg : q.segs)
+      hq += sg.host;
+    for (const Segment& sg : plain.segs)
+      hp += sg.host;
+    CHECK(hq - hp == us(2.5) * 16);
+  }
   fw.cuda_graphs = CudaGraphs::kScopes;
   LayerCostModel scoped(m, p, fw, compute, no_comm);
   // The "attn" scope captures the attention block's 6 kernels: one graph launch for them.

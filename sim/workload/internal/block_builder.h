@@ -157,4 +157,24 @@ class BlockBuilder {
   Block blk_;
 };
 
+// One Transformer Engine quantise of `elements` BF16 values before a GEMM of precision recipe
+// `p` (nothing in BF16), launched inside a module: one fused cast writing every copy the GEMMs
+// need (ComputeModel::quantized_copies). Current scaling first runs the three kernels of
+// Float8CurrentScalingQuantizer::quantize_impl's amax and scale (transformer_engine/pytorch/csrc/
+// quantizer.cpp and common/recipe/current_scaling.cu, v2.9 to v2.16, the releases' containers):
+// launch_amax_kernel's one-thread zero_amax_kernel, the amax reduction over the input (elements ·
+// 2 bytes, HBM-bound), compute_scale_from_amax_kernel on one FP32 value; the one-value kernels
+// take the kernel floor. Four launches per quantise in all.
+inline void quantize_kernels(BlockBuilder& b, const ComputeModel& c, PrecisionRecipe p,
+                             double elements) {
+  const DType gd = gemm_dtype(p);
+  if (gd == DType::kBf16) return;
+  if (p == PrecisionRecipe::kFp8Current) {
+    b.module_kernel(c.memory_bound(sizeof(float)));  // zero the amax
+    b.module_kernel(c.memory_bound(elements * 2.0));
+    b.module_kernel(c.memory_bound(sizeof(float)));  // scale from the amax
+  }
+  b.module_kernel(c.quantize(static_cast<int64_t>(elements), gd));
+}
+
 }  // namespace fleetsim::step_internal

@@ -53,7 +53,6 @@ class LayerBuilder {
   const AttentionSpec& a_;
   const bool backward_;
   const DType gd_;
-  const bool lowp_;
   const double tp_;
   const int64_t T_;  // tokens per rank
   const bool sp_;
@@ -87,7 +86,6 @@ LayerBuilder::LayerBuilder(const ModelSpec& m, const ParallelConfig& p, const Fr
       a_(m.attention),
       backward_(backward),
       gd_(gemm_dtype(p.precision)),
-      lowp_(gd_ != DType::kBf16),
       tp_(p.tp),
       T_(static_cast<int64_t>(p.micro_batch) * p.seq_len / p.cp),
       sp_(p.sequence_parallel && p.tp > 1),
@@ -143,17 +141,7 @@ Block LayerBuilder::build() {
 }
 
 void LayerBuilder::quant(double elements) {
-  if (!lowp_) return;
-  // One fused kernel writes the row-wise copy and, where needed, the column-wise one
-  // (ComputeModel::quantized_copies).
-  b_.module_kernel(c_.quantize(static_cast<int64_t>(elements), gd_));
-  // Current scaling (Transformer Engine's Float8CurrentScalingQuantizer::quantize_impl) runs
-  // three kernels: the amax pass over the input, the scale from the amax (one FP32 value: the
-  // kernel floor), then the cast above.
-  if (p_.precision == PrecisionRecipe::kFp8Current) {
-    b_.module_kernel(c_.memory_bound(elements * 2.0));
-    b_.module_kernel(c_.memory_bound(sizeof(float)));
-  }
+  quantize_kernels(b_, c_, p_.precision, elements);
 }
 
 // One GEMM of the forward pass [T × k]·[k × n]; in backward its dgrad and wgrad (no wgrad for

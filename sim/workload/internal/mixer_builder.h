@@ -47,12 +47,7 @@ class MixerBuilder {
   virtual void pass(bool bwd) = 0;
 
   void mem(double bytes) { b_.kernel(c_.memory_bound(bytes)); }
-  void quant(double elements) {
-    if (gd_ == DType::kBf16) return;
-    b_.module_kernel(c_.quantize(static_cast<int64_t>(elements), gd_));
-    if (p_.precision == PrecisionRecipe::kFp8Current)  // amax pass
-      b_.module_kernel(c_.memory_bound(elements * 2.0));
-  }
+  void quant(double elements) { quantize_kernels(b_, c_, p_.precision, elements); }
   // [rows × k]·[k × n] forward; backward its dgrad and wgrad (no wgrad for LoRA's frozen base
   // weights, workload/task.h: the mixer projections are no LoRA target, so no adapter either).
   // Returns the first GEMM's time. One Transformer Engine module call (in_proj / out_proj are

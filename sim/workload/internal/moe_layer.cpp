@@ -50,9 +50,9 @@
 // only where the host is behind it.
 // Experts with moe_grouped_gemm (TEGroupedMLP / TE GroupedLinear): per local expert one GEMM
 // launch for fc1 and one for fc2 (and, in FP8 / MXFP8 / NVFP4, one quantise launch before each;
-// current scaling adds its amax and scale kernels), one activation kernel (SwiGLU with the routing
-// probs); their GPU time is the grouped GEMM's, split evenly over the launches. Without it
-// (SequentialMLP) each expert is its own TE Linear pair at the dense GEMM's time, plus one cat.
+// current scaling adds its zero-amax, amax and scale kernels), one activation kernel (SwiGLU with
+// the routing probs); their GPU time is the grouped GEMM's, split evenly over the launches. Without
+// it (SequentialMLP) each expert is its own TE Linear pair at the dense GEMM's time, plus one cat.
 // Backward mirrors it: per expert and linear a quantise of the output gradient, a dgrad and a
 // wgrad launch (TE's GroupedLinear backward runs one grouped call of each).
 // LatentMoE (moe.latent > 0): fc1_latent_proj (hidden -> latent) after the router and
@@ -166,18 +166,10 @@ MoeBuilder::MoeBuilder(const MoeLayerInput& in, BlockBuilder& b)
       Gi_(std::max<int64_t>(1, static_cast<int64_t>(std::llround(E_ / in.par.ep)))),
       m_g_(rows_ / std::max(1.0, E_ / in.par.ep)) {}
 
-// Quantisation of `elements` BF16 values before a low-precision GEMM (one fused cast writing
-// every copy the GEMMs need; current scaling adds its amax and scale kernels).
+// Quantisation of `elements` BF16 values before a low-precision GEMM (quantize_kernels:
+// the cast, and current scaling's zero-amax, amax and scale kernels before it).
 void MoeBuilder::quant(double elements) {
-  if (!lowp_) return;
-  b_.module_kernel(c_.quantize(static_cast<int64_t>(elements), gd_));
-  // Current scaling (Transformer Engine's Float8CurrentScalingQuantizer::quantize_impl) runs
-  // three kernels: the amax pass over the input, the scale from the amax (one FP32 value: the
-  // kernel floor), then the cast above.
-  if (p_.precision == PrecisionRecipe::kFp8Current) {
-    b_.module_kernel(c_.memory_bound(elements * 2.0));
-    b_.module_kernel(c_.memory_bound(sizeof(float)));
-  }
+  quantize_kernels(b_, c_, p_.precision, elements);
 }
 
 // Router GEMM, score function + top-k, load-balancing loss (Megatron's default
