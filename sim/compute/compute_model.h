@@ -143,6 +143,9 @@ class ComputeModel {
   // or backward; and its source line.
   Time sparse_mla(const SparseMlaShape& s, bool backward) const;
   std::string sparse_mla_source(bool* fallback) const;
+  // The warning that this GPU's MoE permute / unpermute kernels borrow H200's rows (scaled by
+  // the datasheet HBM ratio; moe_ops.cpp); empty on H200. Only MoE models report it.
+  const std::string& moe_ops_warning() const;
 
   double peak_tflops(DType dtype) const;  // datasheet dense peak used for the fallback / MFU
   const std::string& gpu() const { return gpu_; }

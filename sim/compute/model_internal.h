@@ -134,6 +134,7 @@ struct ComputeModel::Impl {
   // MoE routing / permutation kernels (moe_ops.cpp): per ComputeModel::MoeKernel, the floor
   // (us) and the effective bandwidth (bytes/s) on this GPU.
   std::array<double, 7> moe_floor_us{}, moe_Bps{};
+  std::string moe_ops_warning;  // empty where the GPU has its own permute rows (H200)
   // Attention
   std::array<std::array<compute_internal::AttnSet, 2>, compute_internal::kNumDTypes> attn;
   std::array<double, compute_internal::kNumDTypes> attn_scale{1, 1, 1, 1, 1};

@@ -73,6 +73,15 @@ void ComputeModel::Impl::load_moe_ops(const GpuSpec& gpu, ComputeModel& cm) {
                         (on_h200 ? std::string()
                                  : "; " + gpu.model + " has no rows: H200 bandwidths x " +
                                        fmt(scale, 3) + " (datasheet HBM ratio)"));
+  moe_ops_warning = on_h200 ? std::string()
+                            : gpu.model +
+                                  ": no MoE permute / unpermute rows of its own; uses H200's "
+                                  "measured bandwidths x " +
+                                  fmt(scale, 3) + " (datasheet HBM ratio, fallback)";
+}
+
+const std::string& ComputeModel::moe_ops_warning() const {
+  return impl_->moe_ops_warning;
 }
 
 Time ComputeModel::moe_kernel(MoeKernel kind, double bytes) const {

@@ -235,6 +235,8 @@ void fill_memory_and_warnings(const StepInput& in, const Topology& topo,
     res->compute_sources.push_back(compute.sparse_mla_source(&fallback));
     if (fallback) res->warnings.push_back(res->compute_sources.back());
   }
+  if (is_moe(in.model) && !compute.moe_ops_warning().empty())
+    res->warnings.push_back(compute.moe_ops_warning());
   for (const auto& w : compute.warnings())
     res->warnings.push_back(w);
   for (const auto& w : costs.warnings())

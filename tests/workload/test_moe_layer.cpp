@@ -322,6 +322,18 @@ TEST_CASE("only a flex dispatcher's forward dispatch makes the host wait") {
   CHECK(syncs(s.block(128, true)) == 0);
 }
 
+TEST_CASE("MoE permute kernels off H200 borrow its rows and the step says so") {
+  // moe_ops.cpp: the permute / unpermute rows were measured on H200; other GPUs scale their
+  // bandwidth by the datasheet HBM ratio, a fallback a MoE model's step reports as a warning.
+  Setup s;
+  const ComputeModel h200 = ComputeModel::load(load_system("hgx-h200", kRoot).gpu, kRoot);
+  CHECK(h200.moe_ops_warning().empty());
+  // H100 3.35 TB/s over H200's 4.8: the fused permute's 1780 GB/s x 0.698 = 1242 GB/s.
+  CHECK(s.compute.moe_ops_warning() ==
+        "H100: no MoE permute / unpermute rows of its own; uses H200's measured bandwidths x "
+        "0.698 (datasheet HBM ratio, fallback)");
+}
+
 TEST_CASE("Megatron's DeepEP and HybridEP dispatch BF16 tokens in FP8 recipes") {
   // megatron/core/transformer/moe/fused_a2a.py: HybridEP's fp8_dispatch is forced off and
   // DeepEP's dispatch gets the BF16 hidden states; a library outside Megatron-Core's managers
