@@ -236,7 +236,7 @@ TEST_CASE("validate: the row's container version picks the release") {
   // Two rows of the same GB300 configuration: the release (and only it) differs, so the
   // predictions differ by the switches of 26.04.01 vs 26.06 alone; a row without a known version
   // runs the default release and says so.
-  const std::string path = "/tmp/fleetsim_test_release_rows.csv";
+  const std::string path = temp_path("release_rows.csv");
   {
     std::ofstream f(path);
     f << "source_url,source_version,hardware,num_gpus,model,precision,seq_len,gbs,mbs,tp,pp,cp,"

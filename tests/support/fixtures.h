@@ -1,10 +1,13 @@
 // Fixtures several test files build by hand: the repository root and load options reading from
-// it, zoo models and model texts, the compute model of a system's GPU, a communication cost of
-// zero, and the parallel layouts the workload tests use most (one GPU; data and expert parallel
-// over the same GPUs). Header only, for tests/ (the test executables put tests/ on the include
-// path: "support/fixtures.h"). docs/testing.md says what belongs here.
+// it, scratch file paths of their own, zoo models and model texts, the compute model of a system's
+// GPU, a communication cost of zero, and the parallel layouts the workload tests use most (one GPU;
+// data and expert parallel over the same GPUs). Header only, for tests/ (the test executables put
+// tests/ on the include path: "support/fixtures.h"). docs/testing.md says what belongs here.
 #pragma once
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 
 #include "compute/compute_model.h"
@@ -25,6 +28,15 @@ inline LoadOptions load_options() {
   LoadOptions o;
   o.data_dir = kRoot;
   return o;
+}
+
+// A path for the scratch file or folder `name` in the system's temporary folder, with this
+// process's id in it: each ctest entry is its own process, so two entries, or the test runs of
+// two checkouts at once, never write, read or remove the same file.
+inline std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("fleetsim-test-" + std::to_string(::getpid()) + "-" + name))
+      .string();
 }
 
 // A zoo model (workloads/models/<id>.json).

@@ -68,7 +68,7 @@ TEST_CASE("import mlperf reads hardware, layout, batch, parallelism and step tim
 
 TEST_CASE("import mlperf round trip: every fixture row is modelled by validate") {
   const MlperfImport imp = import_mlperf(kTree);
-  const std::string path = "/tmp/fleetsim_test_mlperf_roundtrip.csv";
+  const std::string path = temp_path("mlperf_roundtrip.csv");
   {
     std::ofstream f(path);
     f << imp.csv;
@@ -90,7 +90,7 @@ TEST_CASE("import mlperf round trip: every fixture row is modelled by validate")
 
 TEST_CASE("import mlperf: a truncated MLLOG line is an error naming the file and line") {
   namespace fs = std::filesystem;
-  const fs::path copy = "/tmp/fleetsim_test_mlperf_tree";
+  const fs::path copy = temp_path("mlperf_tree");
   fs::remove_all(copy);
   fs::copy(kTree, copy, fs::copy_options::recursive);
   const fs::path log = copy / "results/gb300_n2_ngc25.09_nemo/llama31_405b/result_0.txt";

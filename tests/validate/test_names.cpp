@@ -116,7 +116,7 @@ TEST_CASE("model names resolve after normalisation, then to the one close zoo mo
 
 TEST_CASE(
     "names in a --model-map file resolve first, and a malformed map is an error with its line") {
-  const std::string path = "/tmp/fleetsim_test_model_map.csv";
+  const std::string path = temp_path("model_map.csv");
   {
     std::ofstream f(path);
     f << "name,model\nFalcon-180B,llama3-70b\nmy_llama,llama3-8b\n";

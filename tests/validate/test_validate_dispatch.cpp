@@ -23,7 +23,7 @@ const char* kHeader =
 
 ValidationReport run(const std::string& name, const std::string& body,
                      const char* header = kHeader) {
-  const std::string path = "/tmp/fleetsim_test_dispatch_" + name + ".csv";
+  const std::string path = temp_path("dispatch_" + name + ".csv");
   {
     std::ofstream f(path);
     f << header << body;

@@ -314,7 +314,7 @@ TEST_CASE("a topology without host_cpu_class runs with x86 host costs and says s
 }
 
 TEST_CASE("host-cost table: bad rows are input errors naming the line") {
-  const auto dir = std::filesystem::temp_directory_path() / "fleetsim_host_costs_test";
+  const std::filesystem::path dir = temp_path("host_costs");
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "host-costs.csv").string();
   auto write = [&](const std::string& body) {
