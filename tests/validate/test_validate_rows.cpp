@@ -10,13 +10,14 @@
 
 #include "core/csv.h"
 #include "core/error.h"
+#include "support/fixtures.h"
 #include "validate/validate.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
 
-const std::string kDir = FLEETSIM_SOURCE_DIR;
 const char* kHeader =
     "source_url,source_version,hardware,num_gpus,model,precision,seq_len,gbs,mbs,tp,pp,cp,vp,ep,"
     "etp,dp,metric_name,metric_value,metric_unit,notes\n";
@@ -36,7 +37,7 @@ ValidationReport run(const std::string& name, const std::string& body,
     std::ofstream f(path);
     f << kHeader << body;
   }
-  ValidationReport r = validate_reference(path, kDir, o);
+  ValidationReport r = validate_reference(path, kRoot, o);
   std::remove(path.c_str());
   return r;
 }
@@ -201,7 +202,7 @@ TEST_CASE("a wrong column stops with the file, line 1 and the column it should b
     f << "hardware,num_gpu,model,metric_name,metric_value,notes\nH100,8,x,busbw,1,\n";
   }
   try {
-    validate_reference(path, kDir);
+    validate_reference(path, kRoot);
     FAIL("no error");
   } catch (const InputError& e) {
     CHECK(e.file() == path);
@@ -215,12 +216,12 @@ TEST_CASE("peak memory rows go to the memory estimator, and an empty GPU count i
   // validation/memory-measured.csv rows 2-3: SimuMax's Llama 3 70B on 8 B200 (TP 1, PP 2), its
   // measured allocated and reserved peaks.
   const CsvTable t =
-      parse_csv(read_text_file(kDir + "/validation/memory-measured.csv"), "memory-measured.csv");
+      parse_csv(read_text_file(kRoot + "/validation/memory-measured.csv"), "memory-measured.csv");
   std::string text = "source_url";
   for (size_t c = 1; c < t.header.size(); ++c)
     text += "," + t.header[c];
   text += "\n";
-  const std::string all = read_text_file(kDir + "/validation/memory-measured.csv");
+  const std::string all = read_text_file(kRoot + "/validation/memory-measured.csv");
   size_t a = all.find('\n') + 1, b = all.find('\n', a) + 1, e = all.find('\n', b) + 1;
   text += all.substr(a, e - a);
   // A throughput row with no GPU count: skipped as not stated, not an error.
@@ -230,7 +231,7 @@ TEST_CASE("peak memory rows go to the memory estimator, and an empty GPU count i
     std::ofstream f(path);
     f << text;
   }
-  const ValidationReport r = validate_reference(path, kDir);
+  const ValidationReport r = validate_reference(path, kRoot);
   std::remove(path.c_str());
   REQUIRE(r.rows.size() == 3);
   for (int i = 0; i < 2; ++i) {

@@ -5,13 +5,14 @@
 #include <fstream>
 #include <string>
 
+#include "support/fixtures.h"
 #include "validate/validate.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
 
-const std::string kDir = FLEETSIM_SOURCE_DIR;
 const char* kHeader =
     "source_url,source_version,hardware,num_gpus,model,precision,seq_len,gbs,mbs,tp,pp,cp,vp,ep,"
     "etp,dp,metric_name,metric_value,metric_unit,notes\n";
@@ -47,7 +48,7 @@ TEST_CASE("parenthesised performance-summary values run at the footnote's finer 
     f << row("DGX-H100", "", 1, "13000", "parenthesised variant = different quantization");
     f << row("DGX-H100", "", 1, "14079", "primary (non-parenthesised) value");
   }
-  const ValidationReport r = validate_reference(path, kDir);
+  const ValidationReport r = validate_reference(path, kRoot);
   std::remove(path.c_str());
   REQUIRE(r.rows.size() == 5);
   auto ends = [](const std::string& s, const std::string& e) {
@@ -74,7 +75,7 @@ TEST_CASE("Blackwell Ultra performance-summary rows run on the DGX B300 and GB30
     f << row("DGX-GB300", "FP8-CS", 2, "30000", "task=Pre-Training");
     f << row("DGX-A100", "FP8-CS", 2, "30000", "task=Pre-Training");
   }
-  const ValidationReport r = validate_reference(path, kDir);
+  const ValidationReport r = validate_reference(path, kRoot);
   std::remove(path.c_str());
   REQUIRE(r.rows.size() == 3);
   CHECK_FALSE(r.rows[0].skipped);
@@ -95,7 +96,7 @@ TEST_CASE("a row's GA decides its micro-batch where the MBS cell belongs to the 
     f << row("DGX-H100", "FP8", 2, "13000", "GA=8; primary (non-parenthesised) value");
     f << row("DGX-H100", "FP8", 2, "13000", "primary (non-parenthesised) value");
   }
-  const ValidationReport r = validate_reference(path, kDir);
+  const ValidationReport r = validate_reference(path, kRoot);
   std::remove(path.c_str());
   REQUIRE(r.rows.size() == 3);
   CHECK(r.rows[0].config.find(" mbs1 ") != std::string::npos);
@@ -116,7 +117,7 @@ TEST_CASE("a plain FP8 is delayed scaling in NeMo 2.0 tables and current scaling
     f << row_of("26.04 NeMo container", "FP8-DS");
     f << row_of("no version", "FP8");
   }
-  const ValidationReport r = validate_reference(path, kDir);
+  const ValidationReport r = validate_reference(path, kRoot);
   std::remove(path.c_str());
   REQUIRE(r.rows.size() == 4);
   auto ends = [](const std::string& s, const std::string& e) {
