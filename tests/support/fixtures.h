@@ -7,7 +7,9 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "compute/compute_model.h"
@@ -38,6 +40,18 @@ inline std::string temp_path(const std::string& name) {
           ("fleetsim-test-" + std::to_string(::getpid()) + "-" + name))
       .string();
 }
+
+// The file temp_path(name) holding `text`, removed when this goes out of scope, also when the
+// code under test throws.
+struct ScratchFile {
+  ScratchFile(const std::string& name, const std::string& text) : path(temp_path(name)) {
+    std::ofstream(path) << text;
+  }
+  ~ScratchFile() { std::remove(path.c_str()); }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  const std::string path;
+};
 
 // A zoo model (workloads/models/<id>.json).
 inline ModelSpec zoo(const std::string& id) {

@@ -23,14 +23,8 @@ const char* kHeader =
 
 ValidationReport run(const std::string& name, const std::string& body,
                      const char* header = kHeader) {
-  const std::string path = temp_path("dispatch_" + name + ".csv");
-  {
-    std::ofstream f(path);
-    f << header << body;
-  }
-  ValidationReport r = validate_reference(path, kRoot, {});
-  std::remove(path.c_str());
-  return r;
+  const ScratchFile f("dispatch_" + name + ".csv", header + body);
+  return validate_reference(f.path, kRoot, {});
 }
 
 }  // namespace

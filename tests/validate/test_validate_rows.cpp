@@ -32,14 +32,8 @@ std::string row(const std::string& hw, const std::string& metric, const std::str
 
 ValidationReport run(const std::string& name, const std::string& body,
                      const ValidateOptions& o = {}) {
-  const std::string path = "/tmp/fleetsim_test_validate_" + name + ".csv";
-  {
-    std::ofstream f(path);
-    f << kHeader << body;
-  }
-  ValidationReport r = validate_reference(path, kRoot, o);
-  std::remove(path.c_str());
-  return r;
+  const ScratchFile f("validate_" + name + ".csv", kHeader + body);
+  return validate_reference(f.path, kRoot, o);
 }
 
 // Llama 3 8B's model FLOPs per token at 8,192 tokens as NVIDIA's Megatron-Bridge counts them
@@ -196,7 +190,7 @@ TEST_CASE("malformed cells are errors with their line, and the other rows are st
 }
 
 TEST_CASE("a wrong column stops with the file, line 1 and the column it should be") {
-  const std::string path = "/tmp/fleetsim_test_validate_column.csv";
+  const std::string path = temp_path("validate_column.csv");
   {
     std::ofstream f(path);
     f << "hardware,num_gpu,model,metric_name,metric_value,notes\nH100,8,x,busbw,1,\n";
@@ -226,7 +220,7 @@ TEST_CASE("peak memory rows go to the memory estimator, and an empty GPU count i
   text += all.substr(a, e - a);
   // A throughput row with no GPU count: skipped as not stated, not an error.
   text += std::string(t.header.size() - 1, ',') + "\n";
-  const std::string path = "/tmp/fleetsim_test_validate_memory.csv";
+  const std::string path = temp_path("validate_memory.csv");
   {
     std::ofstream f(path);
     f << text;

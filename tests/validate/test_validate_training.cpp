@@ -34,7 +34,7 @@ std::string row_of(const char* version, const char* prec) {
 }  // namespace
 
 TEST_CASE("parenthesised performance-summary values run at the footnote's finer quantization") {
-  const std::string path = "/tmp/fleetsim_test_validate_precision.csv";
+  const std::string path = temp_path("validate_precision.csv");
   {
     std::ofstream f(path);
     f << kHeader;
@@ -67,7 +67,7 @@ TEST_CASE("parenthesised performance-summary values run at the footnote's finer 
 }
 
 TEST_CASE("Blackwell Ultra performance-summary rows run on the DGX B300 and GB300 topologies") {
-  const std::string path = "/tmp/fleetsim_test_validate_b300.csv";
+  const std::string path = temp_path("validate_b300.csv");
   {
     std::ofstream f(path);
     f << kHeader;
@@ -86,7 +86,7 @@ TEST_CASE("Blackwell Ultra performance-summary rows run on the DGX B300 and GB30
 }
 
 TEST_CASE("a row's GA decides its micro-batch where the MBS cell belongs to the other variant") {
-  const std::string path = "/tmp/fleetsim_test_validate_ga.csv";
+  const std::string path = temp_path("validate_ga.csv");
   {
     std::ofstream f(path);
     f << kHeader;
@@ -106,7 +106,7 @@ TEST_CASE("a row's GA decides its micro-batch where the MBS cell belongs to the 
 }
 
 TEST_CASE("a plain FP8 is delayed scaling in NeMo 2.0 tables and current scaling in Bridge's") {
-  const std::string path = "/tmp/fleetsim_test_validate_fp8_stack.csv";
+  const std::string path = temp_path("validate_fp8_stack.csv");
   {
     std::ofstream f(path);
     f << kHeader;
