@@ -106,6 +106,8 @@ std::vector<RecipeLayout> read_recipe_layouts(const std::string& path) {
     r.mbs = n("mbs", 0, 1);
     r.gbs = n("gbs", 0, 1);
     r.fsdp = n("fsdp", -1, 0);
+    if (t.column("cpu_offload_layers") >= 0) r.cpu_offload_layers = n("cpu_offload_layers", 0, 0);
+    if (t.column("recompute_layers") >= 0) r.recompute_layers = n("recompute_layers", 0, 0);
     if (r.fsdp > 1)
       throw InputError(path, "line " + std::to_string(line) + ", column fsdp",
                        "expected 0, 1 or an empty cell, got '" + s("fsdp") + "'");

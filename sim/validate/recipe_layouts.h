@@ -25,6 +25,10 @@ struct RecipeLayout {
   std::string release, bridge_tag, task, model, gpu, precision, variant, config, source;
   int num_gpus = 0, tp = 0, pp = 0, cp = 0, vp = 0, ep = 0, etp = 0, mbs = 0, gbs = 0;
   int fsdp = -1;  // 1 Megatron-FSDP, 0 not, -1 not stated
+  // Layers whose activations are offloaded to the host (cpu_offloading_num_layers) and fully
+  // recomputed (recompute_num_layers); 0 = not stated. Not applied by recipe_parallel: the
+  // memory options of a recipe are validate_memory.h recipe_memory_options.
+  int cpu_offload_layers = 0, recompute_layers = 0;
 };
 
 // A row's printed layout: the configuration parsed from its cells, and which of the cells that

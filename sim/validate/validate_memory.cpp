@@ -85,7 +85,9 @@ namespace {
 // cpu_offloading_weights = False): the layers whose activations live in host memory, as
 // Megatron-Bridge's performance configurations set them (v0.2.0 / v0.3.0
 // scripts/performance/configs/{llama3,llama31}/workload_base_configs.py, the same values in
-// src/megatron/bridge/perf_recipes/llama/{gb200,gb300,b200}/llama3{,1}.py today).
+// src/megatron/bridge/perf_recipes/llama/{gb200,gb300,b200,b300}/llama3{,1}.py today; Llama 3.1
+// 405B on B300 from v0.5.0). tests/validate/test_recipe_layouts.cpp checks these against
+// calibration/recipe-layouts.csv for every release from Megatron-Bridge 0.2.0 on.
 struct OffloadRecipe {
   const char* model;
   const char* gpu;
@@ -97,6 +99,7 @@ constexpr OffloadRecipe kFsdpOffload[] = {
     {"llama3-70b", "GB300", true, 30},    {"llama3-70b", "GB300", false, 20},
     {"llama3-70b", "B200", false, 5},     {"llama3.1-405b", "GB200", false, 92},
     {"llama3.1-405b", "GB300", true, 40}, {"llama3.1-405b", "GB300", false, 10},
+    {"llama3.1-405b", "B300", true, 40},
 };
 
 }  // namespace

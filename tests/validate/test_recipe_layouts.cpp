@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -15,6 +16,7 @@
 #include "support/fixtures.h"
 #include "validate/recipe_layouts.h"
 #include "validate/validate.h"
+#include "validate/validate_memory.h"
 
 using namespace fleetsim;
 using namespace fleetsim::test;
@@ -234,4 +236,27 @@ TEST_CASE("validate judges a printed layout that does not fit with its release's
   CHECK(rep.n_not_fitting + rep.n_layout_infeasible == 1);
   CHECK(rep.n_layout_differs == 1);
   CHECK(rep.n_recipe_layout == 1);
+}
+
+TEST_CASE("the FSDP recipes' offloaded layers of recipe_memory_options are the recipe table's") {
+  // Every Megatron-FSDP pre-training recipe of a release on Megatron-Bridge 0.2.0 or later:
+  // the activation-offloaded layers validate applies (validate_memory.cpp kFsdpOffload) are
+  // those the recipe sets (cpu_offloading_num_layers; none where it sets none).
+  const std::map<std::string, PrecisionRecipe> precision = {
+      {"bf16", PrecisionRecipe::kBf16},         {"fp8_cs", PrecisionRecipe::kFp8Current},
+      {"fp8_ds", PrecisionRecipe::kFp8Delayed}, {"fp8_blk", PrecisionRecipe::kFp8Block},
+      {"mxfp8", PrecisionRecipe::kMxfp8},       {"nvfp4", PrecisionRecipe::kNvfp4}};
+  int checked = 0;
+  for (const RecipeLayout& r : recipe_layouts(kRoot)) {
+    const std::string stack = release_stack(r.release, kRoot);
+    if (r.task != "pretrain" || r.fsdp != 1 || !bridge_at_least(stack, 0, 2, 0)) continue;
+    INFO("line " << r.line << ": " << r.config << " (" << r.release << ")");
+    const ModelSpec m = load_model(r.model, kRoot);
+    ParallelConfig p = printed(r.tp, r.pp, r.vp, r.mbs, r.gbs, r.num_gpus).p;
+    p.fsdp = true;
+    p.precision = precision.at(r.precision);
+    CHECK(recipe_memory_options(m, p, r.gpu, stack).cpu_offload_layers == r.cpu_offload_layers);
+    ++checked;
+  }
+  CHECK(checked > 20);
 }
