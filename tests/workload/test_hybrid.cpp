@@ -288,13 +288,14 @@ TEST_CASE("LoRA step of a small hybrid model: frozen mixer projections run no wg
   CHECK(a.layer(0, false).kernels == 11);
   CHECK(l.layer(0, false).flops == Approx(T * 897'536));
   CHECK(l.layer(0, false).kernels == 11);
-  // Backward: dgrad and wgrad of both projections, conv and SSD twice, 14 SSD kernels = 22;
-  // LoRA drops the two wgrad GEMMs (2 kernels, T·(561,152 + 262,144) FLOPs).
-  CHECK(a.layer(0, true).flops == Approx(T * 1'795'072));
-  CHECK(a.layer(0, true).kernels == 22);
-  CHECK(l.layer(0, true).flops == Approx(T * 971'776));
-  CHECK(l.layer(0, true).kernels == 20);
-  CHECK(l.layer(2, true).kernels == 20);
+  // Backward: dgrad and wgrad of both projections, the conv's forward again (4,608) and its
+  // backward (twice), SSD twice, 14 SSD kernels = 23; LoRA drops the two wgrad GEMMs
+  // (2 kernels, T·(561,152 + 262,144) FLOPs).
+  CHECK(a.layer(0, true).flops == Approx(T * 1'799'680));
+  CHECK(a.layer(0, true).kernels == 23);
+  CHECK(l.layer(0, true).flops == Approx(T * 976'384));
+  CHECK(l.layer(0, true).kernels == 21);
+  CHECK(l.layer(2, true).kernels == 21);
   // Attention block: linear_qkv [256 → 512] and linear_proj [256 → 256] lose their wgrad
   // (T·2·256·512, T·2·256·256) and gain adapters of rank 32: forward x·A, ·B (2 kernels,
   // 2·32·(256 + 512) = 49,152 and 2·32·512 = 32,768 per token), backward twice that in 4.
@@ -322,4 +323,35 @@ TEST_CASE("LoRA model FLOPs of a hybrid: frozen mixer projections count 4 FLOPs 
   const double diff = -2 * 823'296.0 - 2.0 * (196'608 + 262'144 + 256'000) + 6.0 * 90'112;
   CHECK(task_flops_per_token(m, 4096, c, lora) - task_flops_per_token(m, 4096, c, TaskSpec{}) ==
         Approx(diff));
+}
+
+TEST_CASE("Mamba-2 block: the [l, b] -> [b, l] copies of a multi-sequence micro-batch") {
+  // M of the toy model at 2 x 2048 against 1 x 4096 tokens, BF16, tp 1: the same kernels and
+  // FLOPs but for MambaMixer._ssm_training's .contiguous() copies, each read + write of BF16:
+  // forward zxBCdt (in_proj width 2·512 + 2·2·16 + 8 = 1096) and y (d_inner 512), backward
+  // the zxBCdt gradient before in_proj's backward. Both layouts run the same SSD shape but for
+  // the batch, so the SSD and every other kernel cancel in the difference.
+  const ModelSpec m = parse(hybrid_json("M*M-"), "toy.json");
+  const ComputeModel c = gpu_compute("dgx-h100");
+  FrameworkOptions fw;
+  const ParallelConfig one = one_gpu(4096);
+  ParallelConfig two = one;
+  two.micro_batch = 2;
+  two.seq_len = 2048;
+  two.global_batch = 2;
+  LayerCostModel a(m, one, fw, c, no_comm);
+  LayerCostModel b(m, two, fw, c, no_comm);
+  auto compute = [](const Block& blk) {
+    Time t = Time::zero();
+    for (const Segment& s : blk.segs)
+      t += s.compute;
+    return t;
+  };
+  const double T = 4096;
+  CHECK(b.layer(0, false).kernels == a.layer(0, false).kernels + 2);
+  CHECK(b.layer(0, true).kernels == a.layer(0, true).kernels + 1);
+  CHECK(b.layer(0, false).flops == Approx(a.layer(0, false).flops));
+  CHECK(compute(b.layer(0, false)) - compute(a.layer(0, false)) ==
+        c.memory_bound(T * 1096 * 4.0) + c.memory_bound(T * 512 * 4.0));
+  CHECK(compute(b.layer(0, true)) - compute(a.layer(0, true)) == c.memory_bound(T * 1096 * 4.0));
 }

@@ -6,9 +6,13 @@
 // Tensor parallelism splits the heads and B/C groups (in_proj column-parallel, out_proj
 // row-parallel, the gated norm per group so it needs no communication): the same all-gather /
 // reduce-scatter (sequence parallel) or all-reduce as an attention block. Backward: each GEMM's
-// dgrad and wgrad, the conv's and the norm's backward (3 and 5 passes of their tensors), the SSD
-// backward; full recompute runs the forward first. Selective recompute has nothing to recompute
-// in a Mamba block (Megatron's --recompute-modules name none of its parts).
+// dgrad and wgrad, the conv's forward again and its backward (mamba_ssm's
+// MambaSplitConv1dScanCombinedFn saves zxBCdt, not the conv output: 2 + 3 passes), the norm's
+// backward (5 passes), the SSD backward; full recompute runs the forward first. With more than
+// one sequence per micro-batch, MambaMixer._ssm_training's [l, b] → [b, l] .contiguous() copies
+// of zxBCdt and of y (and in_proj's copy of the permuted zxBCdt gradient). Selective recompute
+// has nothing to recompute in a Mamba block (Megatron's --recompute-modules name none of its
+// parts).
 #include "workload/internal/mamba_layer.h"
 
 #include <algorithm>
@@ -39,7 +43,15 @@ class MambaBuilder : public MixerBuilder {
     mem(Tsp_ * h_ * 2.0 * (bwd ? 3.0 : 2.0));  // pre-norm
     const Time in_proj = linear(T_, in_w, h_, bwd);
     if (!bwd) ag(in_proj);
+    // MambaMixer._ssm_training turns in_proj's [l, b, ·] output into [b, l, ·] with
+    // .contiguous(): a copy when the micro-batch has more than one sequence. Backward, the
+    // gradient of zxBCdt comes back as the permuted view, which in_proj's backward copies.
+    const bool batched = p_.micro_batch > 1;
+    if (batched) mem(T_ * in_w * 2.0 * 2.0);
+    // mamba_split_conv1d_scan_combined's backward runs causal_conv1d_fwd again (it saves
+    // zxBCdt, not the conv output), then causal_conv1d_bwd: 2 + 3 passes of the conv tensor.
     const double conv_flops = 2.0 * s.conv_kernel * T_ * conv;
+    if (bwd) b_.kernel(c_.memory_bound(T_ * conv * 2.0 * 2.0), conv_flops);
     b_.kernel(c_.memory_bound(T_ * conv * 2.0 * (bwd ? 3.0 : 2.0)), conv_flops * (bwd ? 2 : 1));
     SsdShape sh;
     sh.batch = p_.micro_batch;
@@ -55,6 +67,9 @@ class MambaBuilder : public MixerBuilder {
     // spread over them (each a Triton launch from Python: one eager op's host cost).
     const double ssd_flops = T_ * ssd_scan_flops_per_token(s) / tp;
     spread(c_.ssd_scan(sh, bwd), ssd_flops * (bwd ? 2.0 : 1.0), bwd ? 14 : 5);
+    // y back to [l, b, ·] (.contiguous(), forward only: its gradient enters the scan's
+    // backward as a permuted view, whose Triton kernels take the strides as they are).
+    if (batched && !bwd) mem(T_ * d * 2.0 * 2.0);
     norm_out_proj_residual(d, in_proj, bwd);  // gated RMSNorm over y, z
     b_.end_graph();
   }
