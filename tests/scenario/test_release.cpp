@@ -261,3 +261,31 @@ TEST_CASE("validate: the row's container version picks the release") {
   CHECK(r.rows[1].predicted > r.rows[0].predicted);
   CHECK(r.rows[1].breakdown.ep_exposed_s < r.rows[0].breakdown.ep_exposed_s);
 }
+
+TEST_CASE("release switch table: Nemotron 3 Nano's MoE and CUDA-graph switches as its recipes") {
+  // Megatron-Bridge v0.5.0 (nemo-26.06) nemotron_3_workload_base_configs.py
+  // BASE_NEMOTRON_3_NANO_CONFIG: moe_flex_dispatcher_backend="hybridep", cuda_graph_impl=
+  // "transformer_engine", cuda_graph_scope=["attn", "mamba", "moe_router", "moe_preprocess"];
+  // recipes/nemotronh/nemotron_3_nano.py: moe_token_dispatcher_type="flex",
+  // moe_router_fusion=False, moe_permute_fusion=True, moe_grouped_gemm=True.
+  // NEMOTRON_3_NANO_PRETRAIN_CONFIG_H100_FP8_CS_V1: cuda_graph_scope=["mamba"] and recompute
+  // moe + layernorm + core_attn + moe_act; H100_BF16_V1: ["attn", "mamba"], moe + layernorm.
+  const ReleaseRecipe gb = resolve_release("nemo-26.06", "nemotron3-nano-30b-a3b", "GB300",
+                                           par(PrecisionRecipe::kMxfp8), kRoot, "t", "/x");
+  CHECK(value(gb, "moe_dispatcher") == "flex");
+  CHECK(value(gb, "moe_flex_backend") == "hybridep");
+  CHECK(value(gb, "moe_grouped_gemm") == "true");
+  CHECK(value(gb, "moe_permute_fusion") == "true");
+  CHECK(value(gb, "moe_router_fusion") == "false");
+  CHECK(value(gb, "cuda_graphs") == "scopes");
+  CHECK(value(gb, "cuda_graph_scopes") == "attn+mamba+moe_router+moe_preprocess");
+  const ReleaseRecipe h8 = resolve_release("nemo-26.08", "nemotron3-nano-30b-a3b", "H100",
+                                           par(PrecisionRecipe::kFp8Current), kRoot, "t", "/x");
+  CHECK(value(h8, "moe_dispatcher") == "flex");
+  CHECK(value(h8, "cuda_graph_scopes") == "mamba");
+  CHECK(value(h8, "recompute_modules") == "moe+layernorm+core_attn+moe_act");
+  const ReleaseRecipe hb = resolve_release("nemo-26.04", "nemotron3-nano-30b-a3b", "H100",
+                                           par(PrecisionRecipe::kBf16), kRoot, "t", "/x");
+  CHECK(value(hb, "cuda_graph_scopes") == "attn+mamba");
+  CHECK(value(hb, "recompute_modules") == "moe+layernorm");
+}
