@@ -35,25 +35,6 @@ bool is_memory_metric(const std::string& metric);
 bool predict_memory_row(const std::map<std::string, std::string>& fields,
                         const std::string& data_dir, ValidationRow* v, std::string* why);
 
-// The memory options of the Megatron-Bridge performance recipes that measured NVIDIA's
-// performance summary, for a row on `gpu` (the system's GPU model: "GB200", "H100", ...):
-// workload/memory.h megatron_bridge_perf_options(); FP8 parameter gather with every FP8 /
-// MXFP8 recipe but block scaling, and with NVFP4 from Megatron-Bridge 0.4.2 on (`stack`, the
-// release's "stack" in calibration/releases.json, "Megatron-Bridge 0.3.1"; empty = today's
-// recipes); the Megatron-FSDP recipes' layer-wise activation
-// offloading (Llama 3 70B, Llama 3.1 405B); Llama 3.1 405B's embedding and loss counted in the
-// pipeline split (workload/memory.h embedding_loss_split); the DeepSeek-V3 recipe's
-// precision-aware optimizer (bf16 moments) and pipeline layout for (pp, vp) = (4, 1), (8, 1),
-// (4, 2), (16, 1), (8, 2), (4, 4) (_get_deepseek_v3_pipeline_layout in
-// src/megatron/bridge/recipes/deepseek/h100/deepseek_v3.py: the embedding in the first virtual
-// stage, MTP and the loss in the last). The citations are in validate_memory.cpp.
-MemoryOptions recipe_memory_options(const ModelSpec& m, const ParallelConfig& p,
-                                    const std::string& gpu, const std::string& stack = "");
-
-// Whether `stack` ("Megatron-Bridge 0.4.2", a release's stack) is Megatron-Bridge at version
-// major.minor.patch or later (false for other stacks).
-bool bridge_at_least(const std::string& stack, int major, int minor, int patch);
-
 // Source label of a memory row for the per-source summary (SimuMax, Megatron-LM CI,
 // torchtitan, torchao, ...), from its source_url.
 std::string memory_row_source(const std::string& source_url);

@@ -120,6 +120,25 @@ struct MemoryOptions {
 // summary were measured with them.
 MemoryOptions megatron_bridge_perf_options();
 
+// The memory options of the Megatron-Bridge performance recipes that measured NVIDIA's
+// performance summary, for a row on `gpu` (the system's GPU model: "GB200", "H100", ...):
+// workload/memory.h megatron_bridge_perf_options(); FP8 parameter gather with every FP8 /
+// MXFP8 recipe but block scaling, and with NVFP4 from Megatron-Bridge 0.4.2 on (`stack`, the
+// release's "stack" in calibration/releases.json, "Megatron-Bridge 0.3.1"; empty = today's
+// recipes); the Megatron-FSDP recipes' layer-wise activation
+// offloading (Llama 3 70B, Llama 3.1 405B); Llama 3.1 405B's embedding and loss counted in the
+// pipeline split (workload/memory.h embedding_loss_split); the DeepSeek-V3 recipe's
+// precision-aware optimizer (bf16 moments) and pipeline layout for (pp, vp) = (4, 1), (8, 1),
+// (4, 2), (16, 1), (8, 2), (4, 4) (_get_deepseek_v3_pipeline_layout in
+// src/megatron/bridge/recipes/deepseek/h100/deepseek_v3.py: the embedding in the first virtual
+// stage, MTP and the loss in the last). The citations are in memory_recipe.cpp.
+MemoryOptions recipe_memory_options(const ModelSpec& m, const ParallelConfig& p,
+                                    const std::string& gpu, const std::string& stack = "");
+
+// Whether `stack` ("Megatron-Bridge 0.4.2", a release's stack) is Megatron-Bridge at version
+// major.minor.patch or later (false for other stacks).
+bool bridge_at_least(const std::string& stack, int major, int minor, int patch);
+
 // Whether a GPU model ("H100", "B200", "GB300", ...) runs FP8 GEMMs in every layout
 // (MemoryOptions::non_tn_fp8_gemm): the Blackwell GPUs.
 bool gpu_non_tn_fp8_gemm(const std::string& gpu_model);
