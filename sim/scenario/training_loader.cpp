@@ -12,6 +12,7 @@
 #include "scenario/model_loader.h"
 #include "scenario/release_loader.h"
 #include "scenario/scenario.h"
+#include "workload/memory.h"
 #include "workload/step_check.h"
 
 namespace fleetsim {
@@ -288,7 +289,8 @@ void read_framework(const Obj& w, TrainingWorkload* out) {
 }
 
 // framework.release: the switches of that release's recipe for this model, GPU and precision
-// (calibration/releases.json); the explicit framework keys read after it override them.
+// (calibration/releases.json) and its memory options; the explicit framework keys read after it
+// override them.
 void read_release(const Obj& w, const SystemSpec& system, const std::string& data_dir,
                   TrainingWorkload* out) {
   if (!w.has("framework")) return;
@@ -299,6 +301,11 @@ void read_release(const Obj& w, const SystemSpec& system, const std::string& dat
                                           data_dir, w.file(), f.at("release"));
   out->release = name;
   out->release_notes = apply_release(r, !w.has("recompute"), out);
+  // The memory options of the release's recipe (workload/memory.h recipe_memory_options), the
+  // same that validate gives every row of NVIDIA's tables; a framework.memory section (read
+  // after this) replaces them.
+  out->fw.memory =
+      recipe_memory_options(out->model, out->par, system.gpu.model, release_stack(name, data_dir));
 }
 
 // A release's full-iteration CUDA graphs with the dropless alltoall dispatcher (the scenario

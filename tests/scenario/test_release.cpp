@@ -172,6 +172,30 @@ TEST_CASE("framework.release sets the modelled switches and explicit keys overri
   CHECK(s.training->release_notes.empty());
 }
 
+TEST_CASE("framework.release applies its recipe's memory options; framework.memory replaces them") {
+  // Megatron-Bridge's performance recipes reduce gradients in bf16 and use Transformer Engine's
+  // cross entropy (workload/memory.h megatron_bridge_perf_options), and MXFP8 keeps its weights
+  // once with the parameter gather (bf16_with_mxfp8_mixed: fp8_param_gather = True): validate's
+  // options for such a row.
+  Scenario s =
+      parse_scenario(qwen_scenario(R"({"release": "nemo-26.06"})"), "s.json", load_options());
+  const MemoryOptions& m = s.training->fw.memory;
+  CHECK(m.grad_bytes == 2);
+  CHECK(m.cross_entropy == CrossEntropyImpl::kTe);
+  CHECK(m.fp8_param_gather);
+  CHECK(m.non_tn_fp8_gemm);  // GB300: Blackwell
+  // Without a release, fleetsim's defaults: fp32 main gradients, no parameter gather.
+  s = parse_scenario(qwen_scenario("{}"), "s.json", load_options());
+  CHECK(s.training->fw.memory.grad_bytes == 4);
+  CHECK_FALSE(s.training->fw.memory.fp8_param_gather);
+  // An explicit framework.memory section replaces the release's options, whatever the key order.
+  s = parse_scenario(
+      qwen_scenario(R"({"memory": {"main_grads": "fp32"}, "release": "nemo-26.06"})"), "s.json",
+      load_options());
+  CHECK(s.training->fw.memory.grad_bytes == 4);
+  CHECK_FALSE(s.training->fw.memory.fp8_param_gather);
+}
+
 TEST_CASE("framework.release: CUDA-graph scopes as the recipes cite them") {
   // v0.4.2 QWEN3_30B_A3B_PRETRAIN_CONFIG_GB300_FP8_MX_V1: cuda_graph_impl="transformer_engine",
   // cuda_graph_scope=["moe_router", "moe_preprocess"] (no attn).
