@@ -172,7 +172,8 @@ TEST_CASE("framework.release sets the modelled switches and explicit keys overri
   CHECK(s.training->release_notes.empty());
 }
 
-TEST_CASE("framework.release applies its recipe's memory options; framework.memory replaces them") {
+TEST_CASE(
+    "framework.release applies its recipe's memory options, and framework.memory replaces them") {
   // Megatron-Bridge's performance recipes reduce gradients in bf16 and use Transformer Engine's
   // cross entropy (workload/memory.h megatron_bridge_perf_options), and MXFP8 keeps its weights
   // once with the parameter gather (bf16_with_mxfp8_mixed: fp8_param_gather = True): validate's
