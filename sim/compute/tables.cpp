@@ -36,24 +36,10 @@ double parse_number(const std::string& cell, const std::string& file, int line,
 
 std::vector<KernelRow> read_kernel_table(const std::string& path) {
   const std::string text = read_text_file(path);
-  // Skip leading comment lines; keep line numbers of the original file in messages.
-  size_t pos = 0;
-  int skipped = 0;
-  while (pos < text.size() && text[pos] == '#') {
-    const size_t nl = text.find('\n', pos);
-    pos = nl == std::string::npos ? text.size() : nl + 1;
-    ++skipped;
-  }
-  CsvTable t;
-  try {
-    t = parse_csv(text.substr(pos), path);
-  } catch (const InputError& e) {
-    throw InputError(path, e.pointer() + " (after " + std::to_string(skipped) + " comment lines)",
-                     e.message());
-  }
+  const CsvTable t = parse_csv_after_comments(text, path);
   for (const char* name : kRequired) {
     if (t.column(name) < 0)
-      throw InputError(path, "line " + std::to_string(skipped + 1),
+      throw InputError(path, "line " + std::to_string(t.header_line),
                        std::string("missing column '") + name + "' in the header");
   }
   auto col = [&](const char* name) { return static_cast<size_t>(t.column(name)); };
@@ -61,7 +47,7 @@ std::vector<KernelRow> read_kernel_table(const std::string& path) {
   rows.reserve(t.rows.size());
   for (size_t i = 0; i < t.rows.size(); ++i) {
     const auto& r = t.rows[i];
-    const int line = t.line_of_row[i] + skipped;
+    const int line = t.line_of_row[i];
     if (r.size() != t.header.size())
       throw InputError(path, "line " + std::to_string(line),
                        "expected " + std::to_string(t.header.size()) + " fields, got " +

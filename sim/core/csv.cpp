@@ -46,19 +46,21 @@ size_t invalid_utf8_offset(const std::string& text) {
 
 }  // namespace
 
-CsvTable parse_csv(const std::string& text, const std::string& file) {
+CsvTable parse_csv(const std::string& text, const std::string& file, int first_line) {
   if (const size_t bad = invalid_utf8_offset(text); bad != std::string::npos) {
     const auto line =
-        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+        first_line +
+        std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
     throw InputError(
         file, "line " + std::to_string(line),
         "not valid UTF-8 (byte " + std::to_string(bad) + "); expected a UTF-8 text file");
   }
   CsvTable t;
+  t.header_line = first_line;
   std::vector<std::string> row;
   std::string field;
   bool quoted = false, field_started = false;
-  int line = 1, row_line = 1;
+  int line = first_line, row_line = first_line;
   auto end_field = [&] {
     row.push_back(std::move(field));
     field.clear();
@@ -115,8 +117,21 @@ CsvTable parse_csv(const std::string& text, const std::string& file) {
   if (quoted)
     throw InputError(file, "line " + std::to_string(row_line), "unterminated quoted field");
   if (!field.empty() || !row.empty()) end_row();
-  if (t.header.empty()) throw InputError(file, "line 1", "empty CSV: expected a header line");
+  if (t.header.empty())
+    throw InputError(file, "line " + std::to_string(first_line),
+                     "empty CSV: expected a header line");
   return t;
+}
+
+CsvTable parse_csv_after_comments(const std::string& text, const std::string& file) {
+  size_t pos = 0;
+  int comment_lines = 0;
+  while (pos < text.size() && text[pos] == '#') {
+    const size_t nl = text.find('\n', pos);
+    pos = nl == std::string::npos ? text.size() : nl + 1;
+    ++comment_lines;
+  }
+  return parse_csv(text.substr(pos), file, comment_lines + 1);
 }
 
 int CsvTable::column(const std::string& name) const {

@@ -45,34 +45,21 @@ int64_t scaled_gbs(const RecipeLayout& r, int num_gpus) {
 
 std::vector<RecipeLayout> read_recipe_layouts(const std::string& path) {
   const std::string text = read_text_file(path);
-  size_t pos = 0;
-  int skipped = 0;
-  while (pos < text.size() && text[pos] == '#') {
-    const size_t nl = text.find('\n', pos);
-    pos = nl == std::string::npos ? text.size() : nl + 1;
-    ++skipped;
-  }
-  CsvTable t;
-  try {
-    t = parse_csv(text.substr(pos), path);
-  } catch (const InputError& e) {
-    throw InputError(path, e.pointer() + " (after " + std::to_string(skipped) + " comment lines)",
-                     e.message());
-  }
+  const CsvTable t = parse_csv_after_comments(text, path);
   static const char* kColumns[] = {"release",   "bridge_tag", "task",   "model",    "gpu",
                                    "precision", "variant",    "config", "num_gpus", "tp",
                                    "pp",        "cp",         "vp",     "ep",       "etp",
                                    "mbs",       "gbs",        "fsdp",   "source"};
   for (const char* c : kColumns) {
     if (t.column(c) < 0)
-      throw InputError(path, "line " + std::to_string(skipped + 1),
+      throw InputError(path, "line " + std::to_string(t.header_line),
                        std::string("missing column '") + c + "' in the header");
   }
   std::vector<RecipeLayout> out;
   out.reserve(t.rows.size());
   for (size_t i = 0; i < t.rows.size(); ++i) {
     const auto& row = t.rows[i];
-    const int line = t.line_of_row[i] + skipped;
+    const int line = t.line_of_row[i];
     if (row.size() != t.header.size())
       throw InputError(path, "line " + std::to_string(line),
                        "expected " + std::to_string(t.header.size()) + " fields, got " +
