@@ -53,14 +53,18 @@ double Rng::uniform01() {
   return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
 }
 
+// Lemire's multiply-shift needs the 128-bit product; __extension__ marks the GCC / Clang type
+// as intended under -Wpedantic.
+__extension__ using Uint128 = unsigned __int128;
+
 uint64_t Rng::uniform_below(uint64_t n) {
   FLEETSIM_ASSERT(n > 0);
-  unsigned __int128 m = static_cast<unsigned __int128>(next_u64()) * n;
+  Uint128 m = static_cast<Uint128>(next_u64()) * n;
   uint64_t low = static_cast<uint64_t>(m);
   if (low < n) {
     const uint64_t threshold = (0 - n) % n;
     while (low < threshold) {
-      m = static_cast<unsigned __int128>(next_u64()) * n;
+      m = static_cast<Uint128>(next_u64()) * n;
       low = static_cast<uint64_t>(m);
     }
   }

@@ -89,10 +89,10 @@ std::string scatter(const ValidationReport& rep, const std::vector<std::string>&
   s += band(1.0, "black", "none") + band(1.10, "#2ca02c", "4 3") + band(0.90, "#2ca02c", "4 3") +
        band(1.25, "#d62728", "2 3") + band(0.75, "#d62728", "2 3");
   for (size_t k = 0; k < families.size(); ++k) {
+    const std::string c = html::series_color(static_cast<int>(k));
     for (const auto& v : rep.rows) {
       if (v.skipped || v.measured <= 0 || v.predicted <= 0 || family_of(v) != families[k]) continue;
       // Past ten families the colours repeat as rings.
-      const std::string c = html::series_color(k);
       s += "<circle cx=\"" + f2(px(v.measured)) + "\" cy=\"" + f2(py(v.predicted)) + "\" r=\"4\" " +
            (k < 10 ? "fill=\"" + c + "\" fill-opacity=\"0.8\"/>"
                    : "fill=\"white\" stroke=\"" + c + "\" stroke-width=\"2\"/>");
@@ -100,9 +100,8 @@ std::string scatter(const ValidationReport& rep, const std::vector<std::string>&
     const double ly = kT + 14.0 * static_cast<double>(k);
     s += "<rect x=\"" + std::to_string(kW - kR + 10) + "\" y=\"" + f2(ly) +
          "\" width=\"10\" height=\"10\" " +
-         (k < 10 ? "fill=\"" + std::string(html::series_color(k)) + "\"/>"
-                 : "fill=\"white\" stroke=\"" + std::string(html::series_color(k)) +
-                       "\" stroke-width=\"2\"/>") +
+         (k < 10 ? "fill=\"" + c + "\"/>"
+                 : "fill=\"white\" stroke=\"" + c + "\" stroke-width=\"2\"/>") +
          text(kW - kR + 24, ly + 9, families[k], "start");
   }
   const double ly = kT + 14.0 * static_cast<double>(families.size()) + 10;
