@@ -6,17 +6,13 @@
 
 #include "core/error.h"
 #include "scenario/scenario.h"
+#include "support/fixtures.h"
 #include "workload/memory.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
-
-LoadOptions opts() {
-  LoadOptions o;
-  o.data_dir = FLEETSIM_SOURCE_DIR;
-  return o;
-}
 
 std::string scenario(const std::string& memory) {
   return R"({"name": "m", "cluster": {"system": "p6-b200.48xlarge", "count": 2},
@@ -28,7 +24,7 @@ std::string scenario(const std::string& memory) {
 
 std::string error_of(const std::string& text) {
   try {
-    parse_scenario(text, "s.json", opts());
+    parse_scenario(text, "s.json", load_options());
   } catch (const InputError& e) {
     return e.what();
   }
@@ -38,7 +34,8 @@ std::string error_of(const std::string& text) {
 }  // namespace
 
 TEST_CASE("framework.memory: recipe, dtypes, offload, loss, allocator") {
-  Scenario s = parse_scenario(scenario(R"({"recipe": "megatron-bridge-perf"})"), "s.json", opts());
+  Scenario s =
+      parse_scenario(scenario(R"({"recipe": "megatron-bridge-perf"})"), "s.json", load_options());
   CHECK(s.training->fw.memory.grad_bytes == 2);
   CHECK(s.training->fw.memory.cross_entropy == CrossEntropyImpl::kTe);
   CHECK(s.training->fw.memory.expandable_segments);
@@ -46,7 +43,7 @@ TEST_CASE("framework.memory: recipe, dtypes, offload, loss, allocator") {
       "fp8_param_gather": true, "optimizer_offload_fraction": 0.5,
       "offload_modules": ["core_attn", "attn_proj"], "cpu_offload_layers": 20, "cross_entropy": "te",
       "moe_token_factor": 1.25, "moe_permute_fusion": false, "expandable_segments": true})"),
-                     "s.json", opts());
+                     "s.json", load_options());
   const MemoryOptions& o = s.training->fw.memory;
   CHECK(o.grad_bytes == 2);
   CHECK(o.exp_avg_bytes == 2);

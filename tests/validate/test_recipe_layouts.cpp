@@ -176,7 +176,7 @@ TEST_CASE("the committed recipe-layout table parses and every row resolves") {
 }
 
 TEST_CASE("a malformed recipe-layout cell is an error naming the file and line") {
-  const std::string path = "/tmp/fleetsim_test_recipe_layouts.csv";
+  const std::string path = temp_path("recipe_layouts.csv");
   {
     std::ofstream f(path);
     f << "# comment\n"
@@ -196,7 +196,7 @@ TEST_CASE("a malformed recipe-layout cell is an error naming the file and line")
 }
 
 TEST_CASE("validate judges a printed layout that does not fit with its release's recipe") {
-  const std::string path = "/tmp/fleetsim_test_validate_recipe_layout.csv";
+  const std::string path = temp_path("validate_recipe_layout.csv");
   {
     std::ofstream f(path);
     f << kHeader;

@@ -9,15 +9,15 @@
 
 #include "core/csv.h"
 #include "scenario/model_loader.h"
+#include "support/fixtures.h"
 #include "validate/validate.h"
 #include "validate/validate_memory.h"
 #include "workload/memory.h"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 
 namespace {
-
-const std::string kDir = FLEETSIM_SOURCE_DIR;
 
 std::map<std::string, std::string> simumax_70b_tp8(const std::string& metric) {
   return {{"source_url", "https://github.com/MooreThreads/SimuMax/blob/x/summary.json"},
@@ -51,7 +51,7 @@ ValidationRow row_of(const std::map<std::string, std::string>& f) {
 }  // namespace
 
 TEST_CASE("memory rows: the stated configuration, layer override and statistic") {
-  ModelSpec m = load_model("llama3-70b", kDir);
+  ModelSpec m = load_model("llama3-70b", kRoot);
   m.layers = 12;
   ParallelConfig p;
   p.tp = 8;
@@ -64,7 +64,7 @@ TEST_CASE("memory rows: the stated configuration, layer override and statistic")
     auto f = simumax_70b_tp8(metric);
     ValidationRow v = row_of(f);
     std::string why;
-    REQUIRE(predict_memory_row(f, kDir, &v, &why));
+    REQUIRE(predict_memory_row(f, kRoot, &v, &why));
     const std::string mname = metric;
     const int64_t want = mname == "peak_allocated_gib"  ? r.total
                          : mname == "peak_reserved_gib" ? r.reserved
@@ -75,14 +75,14 @@ TEST_CASE("memory rows: the stated configuration, layer override and statistic")
   auto f = simumax_70b_tp8("peak_active_gib");
   ValidationRow v = row_of(f);
   std::string why;
-  CHECK_FALSE(predict_memory_row(f, kDir, &v, &why));
+  CHECK_FALSE(predict_memory_row(f, kRoot, &v, &why));
   CHECK(why.find("statistic") != std::string::npos);
   f = simumax_70b_tp8("peak_allocated_gib");
   f["dp"] = "";
   f["num_gpus"] = "";
   v = row_of(simumax_70b_tp8("peak_allocated_gib"));
   v.num_gpus = 0;
-  CHECK_FALSE(predict_memory_row(f, kDir, &v, &why));
+  CHECK_FALSE(predict_memory_row(f, kRoot, &v, &why));
   CHECK(why.find("data-parallel size not stated") != std::string::npos);
 }
 
@@ -109,7 +109,7 @@ TEST_CASE("memory rows: recipe=megatron-bridge-perf starts from the recipes' opt
       {"recompute", "none"},
       {"metric_name", "peak_allocated_gib"},
       {"notes", "framework=Megatron-Bridge; recipe=megatron-bridge-perf; rank=pp stage 0"}};
-  const ModelSpec m = load_model("qwen3-30b-a3b", kDir);
+  const ModelSpec m = load_model("qwen3-30b-a3b", kRoot);
   ParallelConfig p;
   p.ep = 16;
   p.dp = 16;
@@ -120,7 +120,7 @@ TEST_CASE("memory rows: recipe=megatron-bridge-perf starts from the recipes' opt
   const MemoryBreakdown lm = estimate_memory_stage(m, p, hbm, MemoryOptions{}, 0);
   ValidationRow v = row_of(f);
   std::string why;
-  REQUIRE(predict_memory_row(f, kDir, &v, &why));
+  REQUIRE(predict_memory_row(f, kRoot, &v, &why));
   const double gib = 1024.0 * 1024 * 1024;
   CHECK(v.predicted == Approx(static_cast<double>(want.total) / gib).epsilon(1e-12));
   CHECK(lm.gradients == 2 * want.gradients);
@@ -128,7 +128,7 @@ TEST_CASE("memory rows: recipe=megatron-bridge-perf starts from the recipes' opt
 }
 
 TEST_CASE("memory rows: MAPE against validation/memory-measured.csv") {
-  const std::string path = kDir + "/validation/memory-measured.csv";
+  const std::string path = kRoot + "/validation/memory-measured.csv";
   const CsvTable t = parse_csv(read_text_file(path), path);
   double abs_alloc = 0, abs_res = 0;
   int n_alloc = 0, n_res = 0;
@@ -142,7 +142,7 @@ TEST_CASE("memory rows: MAPE against validation/memory-measured.csv") {
     v.hardware = f["hardware"];
     v.num_gpus = f["num_gpus"].empty() ? 0 : std::stoi(f["num_gpus"]);
     std::string why;
-    if (!predict_memory_row(f, kDir, &v, &why)) continue;
+    if (!predict_memory_row(f, kRoot, &v, &why)) continue;
     const double err = std::fabs(v.predicted / std::stod(f["metric_value"]) - 1) * 100;
     if (v.metric == "peak_reserved_gib") {
       abs_res += err;
@@ -161,7 +161,7 @@ TEST_CASE("memory rows: MAPE against validation/memory-measured.csv") {
 }
 
 TEST_CASE("recipe memory options: Megatron-Bridge defaults and the DeepSeek-V3 layout") {
-  const ModelSpec d = load_model("deepseek-v3", kDir);
+  const ModelSpec d = load_model("deepseek-v3", kRoot);
   ParallelConfig p;
   p.pp = 4;
   p.vp = 4;
@@ -176,7 +176,7 @@ TEST_CASE("recipe memory options: Megatron-Bridge defaults and the DeepSeek-V3 l
     sum += n;
   CHECK(sum == 61);
   CHECK(o.layers_per_vstage.back() == 1);
-  const ModelSpec l = load_model("llama3-70b", kDir);
+  const ModelSpec l = load_model("llama3-70b", kRoot);
   CHECK(recipe_memory_options(l, p, "GB200").exp_avg_bytes == 4);
   CHECK(recipe_memory_options(l, p, "GB200").layers_per_vstage.empty());
 }
@@ -185,7 +185,7 @@ TEST_CASE("recipe memory options: FSDP offload layers, the 405B split, FP8 weigh
   // Megatron-Bridge's Llama 3 70B Megatron-FSDP recipes (v0.2.0 workload_base_configs.py):
   // --cpu-offloading-num-layers 40 for FP8 and 20 for BF16 on GB200, 20 / 30 on GB300, 5 with
   // FP8 on B200; none without FSDP.
-  const ModelSpec l70 = load_model("llama3-70b", kDir);
+  const ModelSpec l70 = load_model("llama3-70b", kRoot);
   ParallelConfig p;
   p.fsdp = true;
   p.precision = PrecisionRecipe::kFp8Current;
@@ -199,7 +199,7 @@ TEST_CASE("recipe memory options: FSDP offload layers, the 405B split, FP8 weigh
   p.fsdp = false;
   CHECK(recipe_memory_options(l70, p, "GB200").cpu_offload_layers == 0);
   // Llama 3.1 405B FSDP on GB200 (FP8): 92 of 126 layers.
-  const ModelSpec l405 = load_model("llama3.1-405b", kDir);
+  const ModelSpec l405 = load_model("llama3.1-405b", kRoot);
   p.fsdp = true;
   p.precision = PrecisionRecipe::kFp8Current;
   CHECK(recipe_memory_options(l405, p, "GB200").cpu_offload_layers == 92);
@@ -220,7 +220,7 @@ TEST_CASE("recipe memory options: NVFP4 weights kept once from Megatron-Bridge 0
   // bf16_with_nvfp4_mixed (training/mixed_precision.py): fp8_param_gather = False up to v0.4.1,
   // fp4_param_gather = True from v0.4.2; the FP8 / MXFP8 recipes gather FP8 parameters in every
   // release.
-  const ModelSpec l70 = load_model("llama3-70b", kDir);
+  const ModelSpec l70 = load_model("llama3-70b", kRoot);
   ParallelConfig p;
   p.precision = PrecisionRecipe::kNvfp4;
   CHECK_FALSE(recipe_memory_options(l70, p, "GB300", "Megatron-Bridge 0.3.1").fp8_param_gather);
@@ -238,7 +238,7 @@ TEST_CASE("recipe memory options: NVFP4 weights kept once from Megatron-Bridge 0
 }
 
 TEST_CASE("memory rows: MAPE and bias per source and statistic in the report") {
-  const ValidationReport r = validate_reference(kDir + "/validation/memory-measured.csv", kDir);
+  const ValidationReport r = validate_reference(kRoot + "/validation/memory-measured.csv", kRoot);
   int n = 0;
   for (const auto& [src, e] : r.memory_by_source)
     n += e.n;
