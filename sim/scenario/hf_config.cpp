@@ -35,7 +35,8 @@ enum class Family {
   kNemotronH,
   kQwen3Next,
   kKimiLinear,
-  kDeepseekV4
+  kDeepseekV4,
+  kGlm4Moe
 };
 
 const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
@@ -55,12 +56,15 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"qwen3_next", Family::kQwen3Next},
                                                  {"deepseek_v32", Family::kDeepseek},
                                                  {"kimi_linear", Family::kKimiLinear},
-                                                 {"deepseek_v4", Family::kDeepseekV4}};
+                                                 {"deepseek_v4", Family::kDeepseekV4},
+                                                 {"glm4_moe", Family::kGlm4Moe}};
 
 // model_types that name a published architecture fleetsim recognises but does not model yet.
 const std::map<std::string, std::string> kNotModelled = {
     {"mamba2", "pure Mamba-2 models (MambaConfig layout) are not mapped; nemotron_h is"},
-    {"jamba", "Jamba (Mamba + attention + MoE layers): Mamba layers are not modelled"},
+    {"jamba",
+     "Jamba (Mamba + attention + MoE layers): its Mamba-1 selective-scan layers are not "
+     "modelled (Mamba-2 is, for nemotron_h)"},
     {"llama4",
      "Llama 4's nested text_config / vision tower is not read by the importer; use the zoo's "
      "llama4-scout or llama4-maverick"}};
@@ -84,7 +88,8 @@ std::string family_class(const std::string& model_type) {
       {"qwen3_next", "Qwen3NextConfig"},
       {"deepseek_v32", "DeepseekV32Config"},
       {"kimi_linear", "KimiLinearConfig"},
-      {"deepseek_v4", "DeepseekV4Config"}};
+      {"deepseek_v4", "DeepseekV4Config"},
+      {"glm4_moe", "Glm4MoeConfig"}};
   return names.at(model_type);
 }
 
@@ -335,14 +340,22 @@ void read_llama_like(HfReader& r, ModelSpec& m, Family f) {
   } else {
     read_gqa(r, m);
   }
+  // GLM-4.5 (modeling_glm4_moe.py): GQA with DeepSeek's MoE layer (first_k_dense_replace dense
+  // layers, shared experts of moe_intermediate_size, sigmoid routing with a correction bias,
+  // MTP layers) and optional q_norm / k_norm.
+  if (f == Family::kGlm4Moe) read_deepseek_moe(r, m);
   m.attention.qk_norm = f == Family::kQwen3 || f == Family::kQwen3Moe;
   if (m.attention.qk_norm) r.note("/attention/qk_norm", "Qwen3 q_norm / k_norm on every layer");
+  if (f == Family::kGlm4Moe)
+    m.attention.qk_norm = r.boolean_or("use_qk_norm", false, "/attention/qk_norm");
   const bool qwen2 = f == Family::kQwen2 || f == Family::kQwen2Moe;
   if (f != Family::kDeepseek) {
     const bool bias = r.boolean_or("attention_bias", qwen2, "/attention/qkv_bias");
     m.attention.qkv_bias = bias;
     if (qwen2) r.note("/attention/qkv_bias", "Qwen2Attention: q, k, v biases");
-    if (bias && !qwen2 && f != Family::kGptOss)
+    if (f == Family::kGlm4Moe && bias)
+      r.note("/attention/qkv_bias", "Glm4MoeAttention: q, k, v biases (o_proj has none)");
+    if (bias && !qwen2 && f != Family::kGptOss && f != Family::kGlm4Moe)
       m.unmodelled.push_back({"o_proj_bias", "small", "attention_bias: hidden values per layer"});
   }
   m.linear_bias = r.boolean_or("mlp_bias", false, "/linear_bias");
@@ -365,7 +378,7 @@ void read_llama_like(HfReader& r, ModelSpec& m, Family f) {
     r.note("/linear_bias", "GptOss: o_proj, expert and router biases");
     m.unmodelled.push_back({"attention_sinks", "small", "one learned sink logit per head"});
     m.unmodelled.push_back({"activation", "none", "clamped SwiGLU (swiglu_limit)"});
-  } else if (f != Family::kDeepseek) {
+  } else if (f != Family::kDeepseek && f != Family::kGlm4Moe) {
     m.ffn = r.integer("intermediate_size", 1, int64_t{1} << 24, "/ffn");
   }
   read_window(r, m, f);

@@ -556,3 +556,69 @@ TEST_CASE("DeepSeek-V4 in transformers' layout (layer_types, mlp_layer_types) ma
       text(with("\"heavily_compressed_attention\": 128}", "\"heavily_compressed_attention\": 4}")),
       Catch::Contains("c.json:/compress_rates: the CSA and HCA rates must differ"));
 }
+
+TEST_CASE("GLM-4.5 config.json (glm4_moe): DeepSeek's MoE layer under GQA, published counts") {
+  // zai-org model cards: GLM-4.5 355B total / 32B active, GLM-4.5-Air 106B / 12B; the active
+  // figures leave out the embedding and the output layer (GLM-4.5: 32.08B without them, 33.63B
+  // with), and the MTP layer is not in either total.
+  const ModelSpec big = fixture("glm-4.5").model;
+  const ModelSpec air = fixture("glm-4.5-air").model;
+  CHECK(static_cast<double>(total_params(big)) == Approx(355e9).epsilon(0.01));
+  CHECK(static_cast<double>(total_params(air)) == Approx(106e9).epsilon(0.01));
+  const auto without_embeddings = [](const ModelSpec& m) {
+    return static_cast<double>(active_params(m) - 2 * m.vocab * m.hidden);
+  };
+  CHECK(without_embeddings(big) == Approx(32e9).epsilon(0.01));
+  // "12B" has two digits: 12.18B is within its rounding (2 %).
+  CHECK(without_embeddings(air) == Approx(12e9).epsilon(0.02));
+  // modeling_glm4_moe.py: first_k_dense_replace dense layers of intermediate_size, then MoE
+  // layers of n_routed_experts plus n_shared_experts of moe_intermediate_size; q, k, v biases.
+  CHECK(air.attention.kind == AttentionKind::kGqa);
+  CHECK(air.attention.heads == 96);
+  CHECK(air.attention.kv_heads == 8);
+  CHECK(air.attention.head_dim == 128);
+  CHECK(air.attention.qkv_bias);
+  CHECK_FALSE(air.attention.qk_norm);
+  CHECK(big.attention.qk_norm);
+  CHECK(air.ffn == 10944);
+  CHECK(air.moe.experts == 128);
+  CHECK(air.moe.top_k == 8);
+  CHECK(air.moe.expert_ffn == 1408);
+  CHECK(air.moe.shared_experts == 1);
+  CHECK(air.moe.shared_expert_ffn == 1408);
+  CHECK(air.moe.first_k_dense == 1);
+  CHECK(big.moe.first_k_dense == 3);
+  CHECK(air.mtp_layers == 1);
+  CHECK_FALSE(air.tied_embeddings);
+  // The one attention difference from the Llama layer: biases on q, k and v only, so the
+  // attention of a layer is hidden x (heads + 2 kv_heads) x head_dim + its biases + the output.
+  const HfImport imp = fixture("glm-4.5-air");
+  bool o_bias_unmodelled = false;
+  for (const auto& u : imp.model.unmodelled)
+    o_bias_unmodelled |= u.feature == "o_proj_bias";
+  CHECK_FALSE(o_bias_unmodelled);
+}
+
+TEST_CASE("bad GLM-4.5 config.json files name the key") {
+  const std::string air = read_text_file(kDir + "glm-4.5-air.json");
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = air;
+    const size_t at = s.find(from);
+    REQUIRE(at != std::string::npos);
+    return s.replace(at, from.size(), to);
+  };
+  const auto fails_at = [](const std::string& json, const std::string& ptr) {
+    try {
+      text(json);
+      FAIL("no error");
+    } catch (const InputError& e) {
+      CHECK(e.pointer() == ptr);
+    }
+  };
+  fails_at(with("\"n_routed_experts\": 128", "\"n_routed_experts\": 0"), "/n_routed_experts");
+  fails_at(with("\"first_k_dense_replace\": 1", "\"first_k_dense_replace\": 46"),
+           "/first_k_dense_replace");
+  fails_at(with("\"use_qk_norm\": false", "\"use_qk_norm\": 1"), "/use_qk_norm");
+  fails_at(with("\"use_qk_norm\": false", "\"use_qk_norm\": false, \"moe_layer_freq\": 2"),
+           "/moe_layer_freq");
+}
