@@ -36,7 +36,8 @@ enum class Family {
   kQwen3Next,
   kKimiLinear,
   kDeepseekV4,
-  kGlm4Moe
+  kGlm4Moe,
+  kGraniteMoeHybrid
 };
 
 const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
@@ -57,7 +58,8 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"deepseek_v32", Family::kDeepseek},
                                                  {"kimi_linear", Family::kKimiLinear},
                                                  {"deepseek_v4", Family::kDeepseekV4},
-                                                 {"glm4_moe", Family::kGlm4Moe}};
+                                                 {"glm4_moe", Family::kGlm4Moe},
+                                                 {"granitemoehybrid", Family::kGraniteMoeHybrid}};
 
 // model_types that name a published architecture fleetsim recognises but does not model yet.
 const std::map<std::string, std::string> kNotModelled = {
@@ -89,7 +91,8 @@ std::string family_class(const std::string& model_type) {
       {"deepseek_v32", "DeepseekV32Config"},
       {"kimi_linear", "KimiLinearConfig"},
       {"deepseek_v4", "DeepseekV4Config"},
-      {"glm4_moe", "Glm4MoeConfig"}};
+      {"glm4_moe", "Glm4MoeConfig"},
+      {"granitemoehybrid", "GraniteMoeHybridConfig"}};
   return names.at(model_type);
 }
 
@@ -479,6 +482,8 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
       read_kimi_linear(r, m);
     } else if (f == Family::kDeepseekV4) {
       read_deepseek_v4(r, m);
+    } else if (f == Family::kGraniteMoeHybrid) {
+      read_granite_moe_hybrid(r, m);
     } else {
       read_llama_like(r, m, f);
     }

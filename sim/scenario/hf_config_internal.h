@@ -17,5 +17,6 @@ void read_mla(HfReader& r, ModelSpec& m);
 void read_indexer(HfReader& r, AttentionSpec& a);
 void read_kimi_linear(HfReader& r, ModelSpec& m);
 void read_deepseek_v4(HfReader& r, ModelSpec& m);  // hf_config_v4.cpp
+void read_granite_moe_hybrid(HfReader& r, ModelSpec& m);
 
 }  // namespace fleetsim::hf_internal

@@ -109,6 +109,10 @@ bool HfReader::present(const std::string& key) const {
   return j_.contains(key) && !j_.at(key).is_null();
 }
 
+bool HfReader::is_string(const std::string& key) const {
+  return present(key) && j_.at(key).is_string();
+}
+
 std::string HfReader::str(const std::string& key) {
   use(key);
   const json& v = j_.at(key);

@@ -26,6 +26,8 @@ class HfReader {
   // Present with a non-null value.
   bool present(const std::string& key) const;
   std::string str(const std::string& key);
+  // Present with a string value (a key that may hold a number or a word, as "auto").
+  bool is_string(const std::string& key) const;
   // Required integer in [lo, hi]; `field` ("/attention/heads", "" = none) records its origin.
   int64_t integer(const std::string& key, int64_t lo, int64_t hi, const std::string& field);
   bool boolean_or(const std::string& key, bool dflt, const std::string& field);

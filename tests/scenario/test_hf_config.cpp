@@ -2,6 +2,8 @@
 // tests/scenario/hf_configs/ (published config.json files; SOURCES.md gives each URL) against
 // their published parameter counts and, for the zoo's models, against the zoo definition;
 // strictness (unknown model_type / keys, missing or out-of-range fields, unmodelled layers).
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "core/csv.h"
@@ -60,7 +62,9 @@ TEST_CASE("imported configs match their published parameter counts within 1 %") 
                         {"deepseek-v3.2-exp", 671e9},
                         {"nemotron-3-super-120b-a12b", 120.6e9},
                         {"nemotron-3-ultra-550b-a55b", 550e9},
-                        {"deepseek-v4-flash", 284e9}};
+                        {"deepseek-v4-flash", 284e9},
+                        {"granite-4.0-h-tiny", 6.94e9},
+                        {"granite-4.0-h-1b", 1.46e9}};
   for (const Case& c : cases) {
     INFO(c.file);
     const ModelSpec m = fixture(c.file).model;
@@ -621,4 +625,79 @@ TEST_CASE("bad GLM-4.5 config.json files name the key") {
   fails_at(with("\"use_qk_norm\": false", "\"use_qk_norm\": 1"), "/use_qk_norm");
   fails_at(with("\"use_qk_norm\": false", "\"use_qk_norm\": false, \"moe_layer_freq\": 2"),
            "/moe_layer_freq");
+}
+
+// Granite 4.0-H (granitemoehybrid): each layer a Mamba-2 or attention mixer, then the MoE with
+// its shared SwiGLU MLP (or, with num_local_experts 0, the shared MLP alone), two blocks per
+// layer. Counts by hand from the layout of modular_granitemoehybrid.py (BambaMixer,
+// GraniteMoeSharedAttention / MoE / MLP) for H-Tiny: tied embedding 100352 x 1536 =
+// 154,140,672 + final norm 1,536; per layer two norms 3,072; a Mamba mixer in_proj 1536 x
+// (3072 + 3328 + 48) = 9,904,128, conv 3328 x 4 + 3328 bias = 16,640, A_log, D, dt_bias 144,
+// gated norm 3,072, out_proj 4,718,592 (14,642,576); an attention mixer q and o 1536 x 1536,
+// k and v 1536 x 512 (6,291,456); the MoE router 1536 x 64 = 98,304, 64 experts 3 x 1536 x 512
+// (150,994,944), the shared MLP 3 x 1536 x 1024 = 4,718,592. 36 Mamba and 4 attention layers:
+// 6,939,037,248, llama.cpp's "6.94 B" for IBM's GGUF of the checkpoint (SOURCES.md). Active:
+// 6 experts, 1,465,470,528 (IBM's card names 1B, the name's "A1B": no count with more digits
+// was found). H-1B (the dense twin, shared MLP 4096): 1,461,538,368, llama.cpp's "1.46 B".
+TEST_CASE("Granite 4.0-H config.json: blocks, Mamba-2 and MoE fields and hand counts") {
+  const ModelSpec t = fixture("granite-4.0-h-tiny").model;
+  CHECK(t.layers == 80);
+  CHECK(t.tied_embeddings);
+  CHECK(t.mlp == MlpKind::kGated);
+  CHECK(t.blocks.size() == 80);
+  CHECK(t.blocks[10] == BlockKind::kAttention);  // layer 5: layer_types[5] == "attention"
+  CHECK(t.blocks[11] == BlockKind::kMoe);
+  CHECK(t.blocks[0] == BlockKind::kMamba);
+  CHECK(std::count(t.blocks.begin(), t.blocks.end(), BlockKind::kMamba) == 36);
+  CHECK(std::count(t.blocks.begin(), t.blocks.end(), BlockKind::kAttention) == 4);
+  CHECK(std::count(t.blocks.begin(), t.blocks.end(), BlockKind::kMoe) == 40);
+  CHECK(t.mamba.heads == 48);
+  CHECK(t.mamba.head_dim == 64);
+  CHECK(t.mamba.state == 128);
+  CHECK(t.mamba.groups == 1);
+  CHECK(t.mamba.chunk == 256);
+  CHECK(t.attention.head_dim == 128);
+  CHECK(t.moe.experts == 64);
+  CHECK(t.moe.top_k == 6);
+  CHECK(t.moe.expert_ffn == 512);
+  CHECK(t.moe.shared_experts == 1);
+  CHECK(t.moe.shared_expert_ffn == 1024);
+  CHECK(total_params(t) == 6'939'037'248);
+  CHECK(active_params(t) == 1'465'470'528);
+  CHECK(static_cast<double>(total_params(t)) == Approx(6.94e9).margin(0.005e9));
+  const ModelSpec d = fixture("granite-4.0-h-1b").model;
+  CHECK(d.moe.experts == 0);
+  CHECK(d.ffn == 4096);
+  CHECK(std::count(d.blocks.begin(), d.blocks.end(), BlockKind::kMlp) == 40);
+  CHECK(total_params(d) == 1'461'538'368);
+  CHECK(static_cast<double>(total_params(d)) == Approx(1.46e9).margin(0.005e9));
+}
+
+TEST_CASE("bad Granite 4.0-H config.json files name the key") {
+  const std::string good = read_text_file(kDir + "granite-4.0-h-tiny.json");
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    const size_t at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  CHECK_NOTHROW(text(good));
+  CHECK_THROWS_WITH(text(with("\"attention\",", "\"mlp\",")),
+                    Catch::Contains("c.json:/layer_types/5: expected 'mamba' or 'attention'"));
+  CHECK_THROWS_WITH(text(with("\"num_hidden_layers\": 40", "\"num_hidden_layers\": 39")),
+                    Catch::Contains("c.json:/layer_types: expected one entry per layer (39)"));
+  CHECK_THROWS_WITH(text(with("\"mamba_d_head\": 64", "\"mamba_d_head\": 32")),
+                    Catch::Contains("c.json:/mamba_d_head: mamba_n_heads x mamba_d_head must "
+                                    "equal mamba_expand x hidden_size (3072)"));
+  CHECK_NOTHROW(text(with("\"mamba_d_head\": 64", "\"mamba_d_head\": \"auto\"")));
+  CHECK_THROWS_WITH(text(with("\"mamba_proj_bias\": false", "\"mamba_proj_bias\": true")),
+                    Catch::Contains("c.json:/mamba_proj_bias"));
+  CHECK_THROWS_WITH(text(with("\"hidden_act\": \"silu\"", "\"hidden_act\": \"gelu\"")),
+                    Catch::Contains("c.json:/hidden_act: expected 'silu'"));
+  CHECK_THROWS_WITH(text(with("\"num_local_experts\": 64,", "")),
+                    Catch::Contains("c.json:/num_local_experts: missing required key"));
+  CHECK_THROWS_WITH(text(with("\"vocab_size\": 100352",
+                              "\"vocab_size\": 100352, "
+                              "\"mamba_rank\": 4")),
+                    Catch::Contains("c.json:/mamba_rank: key not understood"));
 }
