@@ -309,8 +309,9 @@ TEST_CASE("hybrid models match their exact published parameter counts") {
   // checkpoint also stores each MoE layer's router expert-bias buffer (one value per expert),
   // which fleetsim does not count: Nano 23 × 128 = 2,944, Super 40 × 512 = 20,480 (Super's MTP
   // module is not converted). With them the counts are equal to the parameter. Lightning: Nano's
-  // count (the same architecture, as its row says). Nemotron-H 8B / 47B / 56B and Nemotron 3
-  // Ultra have no count beyond their names (docs/models.md says what was searched).
+  // count (the same architecture, as its row says). Nemotron-H 8B / 47B / 56B have no count
+  // beyond their names (docs/models.md says what was searched); Ultra's total only the Hub's
+  // checkpoint count with its MTP module (below).
   for (const auto& [id, model] :
        {std::pair<const char*, const char*>{"nemotron3-nano-30b-a3b", "Nemotron 3 Nano 30B-A3B"},
         {"nemotron3.5-lightning-30b-a3b", "Nemotron 3.5 Lightning 30B-A3B"},
@@ -321,6 +322,25 @@ TEST_CASE("hybrid models match their exact published parameter counts") {
     CHECK(d(total_params(m)) == Approx(figure(model, c_total)).epsilon(0.01));
     CHECK(total_params(m) + bias == static_cast<int64_t>(figure(model, c_total)));
   }
+  // Nemotron 3 Super / Ultra checkpoints: the Hub's safetensors counts, listed to the billion,
+  // include the checkpoint's one MTP module (num_nextn_predict_layers 1; the zoo rows run it at
+  // the recipes' 2 depths with shared weights, so one module is mtp_params / mtp_layers): Super
+  // 120.6687B + 2.9423B = 123.611B (Hub 124B), Ultra 549.3090B + 11.2156B = 560.525B (Hub 561B,
+  // [560.5, 561.5) as the Hub rounds; its 550B name is 0.13 % over the 549.31B without MTP).
+  for (const auto& [id, model] : {std::pair<const char*, const char*>{"nemotron3-super-120b-a12b",
+                                                                      "Nemotron 3 Super 120B-A12B"},
+                                  {"nemotron3-ultra-550b-a55b", "Nemotron 3 Ultra 550B-A55B"}}) {
+    INFO(id);
+    const ModelSpec m = zoo(id);
+    REQUIRE(m.mtp_layers == 2);
+    check(d(total_params(m) + mtp_params(m) / m.mtp_layers), figure(model, c_ckpt), 1e9);
+  }
+  // Nemotron 3 Nano active: the report's 3.6B "including embeddings" (fleetsim's convention,
+  // both counted: 3.5801B) and its 3.2B, the count without the input embedding (3.2275B).
+  const ModelSpec nano = zoo("nemotron3-nano-30b-a3b");
+  const double nano_active = figure("Nemotron 3 Nano 30B-A3B", c_act);
+  check(d(active_params(nano)), nano_active, 0.1e9);
+  check(d(active_params(nano) - embedding_params(nano)), 3.2e9, 0.1e9);
   // Kimi Linear: 49.12B counted by llama.cpp against 49.1227B (+ 26 × 256 expert biases); the
   // name's "48B" is 2.3 % under both.
   check(d(total_params(zoo("kimi-linear-48b-a3b"))), figure("Kimi Linear 48B-A3B", c_total),
