@@ -107,6 +107,43 @@ TEST_CASE("hybrid zoo models match their published parameter counts") {
   CHECK(light.mtp_layers == 2);
 }
 
+// Nemotron-H totals by hand from their patterns (model-configs-hybrid.csv): untied embedding and
+// head 2 x 131072 x h and the final norm; per block its RMSNorm h and a Mamba-2 mixer (in_proj
+// h x (2 d + 2 g n + H), conv (d + 2 g n) x (4 + 1 bias), A_log / D / dt_bias 3H, gated norm
+// d, out_proj d x h, with d = H x 64), a GQA attention (2 h x 128 heads + 2 h x 128 x 8 for k,
+// v) or a relu2 MLP 2 h f. No figure with more digits than the names 8B / 47B / 56B was found
+// (docs/models.md): these are the counts the names round.
+TEST_CASE("Nemotron-H 8B / 47B / 56B totals by hand") {
+  const auto total = [](const std::string& pattern, int64_t h, int64_t f, int64_t heads,
+                        int64_t mheads, int64_t state) {
+    const int64_t d = mheads * 64, conv = d + 2 * 8 * state;
+    const int64_t mamba = h * (d + conv + mheads) + conv * 5 + 3 * mheads + d + d * h;
+    const int64_t attn = 2 * h * heads * 128 + 2 * h * 8 * 128;
+    int64_t n = 2 * 131072 * h + h;
+    for (char c : pattern)
+      n += h + (c == 'M' ? mamba : c == '*' ? attn : 2 * h * f);
+    return n;
+  };
+  const std::string p8 = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-";
+  const std::string p47 =
+      "M-M-M-M-M-M-M-M-M*-M-M-M-M-M-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-M-M---MM---M-M*-M-"
+      "M-M-M-M-";
+  std::string p56 = "M-M-M-M*-";  // then 9 x "M-M-M-M-M*-" and "M-M-M-M-M-": 118 blocks
+  for (int i = 0; i < 9; ++i)
+    p56 += "M-M-M-M-M*-";
+  p56 += "M-M-M-M-M-";
+  CHECK(p56.size() == 118);
+  CHECK(block_pattern_text(zoo("nemotron-h-8b").blocks) == p8);
+  CHECK(block_pattern_text(zoo("nemotron-h-47b").blocks) == p47);
+  CHECK(block_pattern_text(zoo("nemotron-h-56b").blocks) == p56);
+  CHECK(total(p8, 4096, 21504, 32, 128, 128) == 8'100'852'736);
+  CHECK(total(p47, 8192, 30720, 64, 256, 256) == 46'791'554'816);
+  CHECK(total(p56, 8192, 32768, 64, 256, 256) == 56'324'350'464);
+  CHECK(total_params(zoo("nemotron-h-8b")) == 8'100'852'736);
+  CHECK(total_params(zoo("nemotron-h-47b")) == 46'791'554'816);
+  CHECK(total_params(zoo("nemotron-h-56b")) == 56'324'350'464);
+}
+
 TEST_CASE("Mamba-2 FLOPs per token by hand") {
   const ModelSpec m = zoo("nemotron3-nano-30b-a3b");
   // SSD: 2·Q·G·N + 4·d·N + Q·d = 2·128·8·128 + 4·4096·128 + 128·4096 = 2,883,584.
