@@ -354,17 +354,12 @@ void read_kimi_linear(HfReader& r, ModelSpec& m) {
 
 namespace fleetsim::hf_internal {
 
-// IBM Granite 4.0-H (model_type granitemoehybrid; transformers modular_granitemoehybrid.py):
-// each decoder layer is a token mixer -- Bamba's Mamba-2 mixer ("mamba" in layer_types) or
-// GQA attention without position encoding ("attention") -- after input_layernorm, then, after
-// post_attention_layernorm, the MoE (GraniteMoeSharedMoE: a router of num_local_experts, top
-// num_experts_per_tok, SwiGLU experts of intermediate_size) plus one shared SwiGLU MLP of
-// shared_intermediate_size; with num_local_experts 0 the shared MLP alone (a dense MLP of
-// shared_intermediate_size). Written as two blocks per layer (M or *, then E or -), each with
-// its own RMSNorm. The mixer's width is mamba_n_heads x mamba_d_head, which transformers
-// requires to equal mamba_expand x hidden_size ("auto" head dim: that width / mamba_n_heads).
-void read_granite_moe_hybrid(HfReader& r, ModelSpec& m) {
-  const int layers = m.layers;
+namespace {
+
+// Granite's per-layer mixers: layer_types (or its alias layers_block_type; both present must
+// agree), "mamba" or "attention"; absent, every layer Mamba-2 (GraniteMoeHybridConfig's
+// layers_block_type). `key` is the pointer errors and origins name.
+std::vector<std::string> granite_layer_types(HfReader& r, int layers, std::string* key) {
   std::vector<std::string> types;
   for (const char* k : {"layer_types", "layers_block_type"}) {
     if (!r.present(k)) continue;
@@ -372,48 +367,34 @@ void read_granite_moe_hybrid(HfReader& r, ModelSpec& m) {
     if (!types.empty() && t != types) r.fail(std::string("/") + k, "disagrees with layer_types");
     types = t;
   }
+  *key = r.present("layer_types") ? "/layer_types" : "/layers_block_type";
   if (types.empty()) {
     types.assign(static_cast<size_t>(layers), "mamba");
-    r.note("/blocks", "layer_types absent: every layer Mamba-2 (GraniteMoeHybridConfig)");
+    *key = "layer_types absent: every layer Mamba-2 (GraniteMoeHybridConfig)";
+    return types;
   }
-  const char* key = r.present("layer_types") ? "/layer_types" : "/layers_block_type";
   if (static_cast<int>(types.size()) != layers)
-    r.fail(key, "expected one entry per layer (" + std::to_string(layers) + "), got " +
-                    std::to_string(types.size()));
+    r.fail(*key, "expected one entry per layer (" + std::to_string(layers) + "), got " +
+                     std::to_string(types.size()));
   for (size_t i = 0; i < types.size(); ++i)
     if (types[i] != "mamba" && types[i] != "attention")
-      r.fail(std::string(key) + "/" + std::to_string(i),
+      r.fail(*key + "/" + std::to_string(i),
              "expected 'mamba' or 'attention', got '" + types[i] + "'");
-  read_gqa(r, m);
-  if (r.boolean_or("attention_bias", false, ""))
-    r.fail("/attention_bias", "biases are not modelled for granitemoehybrid");
-  if (r.present("position_embedding_type")) {
-    const std::string pe = r.str("position_embedding_type");
-    if (pe != "nope" && pe != "rope")
-      r.fail("/position_embedding_type", "expected 'nope', 'rope' or null, got '" + pe + "'");
-  }
-  m.unmodelled.push_back({"position_encoding", "none",
-                          "position_embedding_type nope / null: no position encoding (rope: "
-                          "RoPE, no GEMM either)"});
-  if (r.present("normalization_function") && r.str("normalization_function") != "rmsnorm")
-    r.fail("/normalization_function", "expected 'rmsnorm'");
-  r.note("/norm",
-         "RMSNorm: input_layernorm before the mixer, post_attention_layernorm before "
-         "the MoE / MLP, one per block");
-  if (r.present("hidden_act") && r.str("hidden_act") != "silu")
-    r.fail("/hidden_act", "expected 'silu' (SwiGLU experts and shared MLP)");
-  m.mlp = MlpKind::kGated;
-  r.note("/mlp",
-         "GraniteMoeSharedMLP / ParallelExperts: input_linear h -> 2 x width (SwiGLU), "
-         "output_linear");
+  *key = "config.json:" + *key;
+  return types;
+}
+
+// Granite's Mamba-2 mixer (transformers BambaMixer): mamba_n_heads of mamba_d_head ("auto":
+// mamba_expand x hidden / heads; the product must equal mamba_expand x hidden, as
+// GraniteMoeHybridConfig requires), the config class's defaults where a key is absent.
+void read_granite_mamba(HfReader& r, ModelSpec& m) {
   if (r.boolean_or("mamba_proj_bias", false, ""))
     r.fail("/mamba_proj_bias", "in_proj / out_proj biases are not modelled");
   if (!r.boolean_or("mamba_conv_bias", true, ""))
     r.fail("/mamba_conv_bias", "a conv1d without bias is not modelled (fleetsim counts it)");
   MambaSpec& s = m.mamba;
   s.heads = static_cast<int>(r.integer("mamba_n_heads", 1, 65536, "/mamba/heads"));
-  const int64_t expand =
-      r.present("mamba_expand") ? r.integer("mamba_expand", 1, 64, "") : 2;  // config default
+  const int64_t expand = r.present("mamba_expand") ? r.integer("mamba_expand", 1, 64, "") : 2;
   const int64_t width = expand * m.hidden;
   const bool auto_dim = !r.present("mamba_d_head") ||
                         (r.is_string("mamba_d_head") && r.str("mamba_d_head") == "auto");
@@ -438,6 +419,46 @@ void read_granite_moe_hybrid(HfReader& r, ModelSpec& m) {
   s.chunk = static_cast<int>(r.present("mamba_chunk_size")
                                  ? r.integer("mamba_chunk_size", 1, 65536, "/mamba/chunk")
                                  : 256);
+}
+
+}  // namespace
+
+// IBM Granite 4.0-H (model_type granitemoehybrid; transformers modular_granitemoehybrid.py):
+// each decoder layer is a token mixer -- Bamba's Mamba-2 mixer ("mamba" in layer_types) or
+// GQA attention without position encoding ("attention") -- after input_layernorm, then, after
+// post_attention_layernorm, the MoE (GraniteMoeSharedMoE: a router of num_local_experts, top
+// num_experts_per_tok, SwiGLU experts of intermediate_size) plus one shared SwiGLU MLP of
+// shared_intermediate_size; with num_local_experts 0 the shared MLP alone (a dense MLP of
+// shared_intermediate_size). Written as two blocks per layer (M or *, then E or -), each with
+// its own RMSNorm. The mixer's width is mamba_n_heads x mamba_d_head, which transformers
+// requires to equal mamba_expand x hidden_size ("auto" head dim: that width / mamba_n_heads).
+void read_granite_moe_hybrid(HfReader& r, ModelSpec& m) {
+  const int layers = m.layers;
+  std::string blocks_origin;
+  const std::vector<std::string> types = granite_layer_types(r, layers, &blocks_origin);
+  read_gqa(r, m);
+  if (r.boolean_or("attention_bias", false, ""))
+    r.fail("/attention_bias", "biases are not modelled for granitemoehybrid");
+  if (r.present("position_embedding_type")) {
+    const std::string pe = r.str("position_embedding_type");
+    if (pe != "nope" && pe != "rope")
+      r.fail("/position_embedding_type", "expected 'nope', 'rope' or null, got '" + pe + "'");
+  }
+  m.unmodelled.push_back({"position_encoding", "none",
+                          "position_embedding_type nope / null: no position encoding (rope: "
+                          "RoPE, no GEMM either)"});
+  if (r.present("normalization_function") && r.str("normalization_function") != "rmsnorm")
+    r.fail("/normalization_function", "expected 'rmsnorm'");
+  r.note("/norm",
+         "RMSNorm: input_layernorm before the mixer, post_attention_layernorm before "
+         "the MoE / MLP, one per block");
+  if (r.present("hidden_act") && r.str("hidden_act") != "silu")
+    r.fail("/hidden_act", "expected 'silu' (SwiGLU experts and shared MLP)");
+  m.mlp = MlpKind::kGated;
+  r.note("/mlp",
+         "GraniteMoeSharedMLP / ParallelExperts: input_linear h -> 2 x width (SwiGLU), "
+         "output_linear");
+  read_granite_mamba(r, m);
   const int64_t experts = r.integer("num_local_experts", 0, 1 << 16, "");
   const int64_t shared = r.integer("shared_intermediate_size", 1, int64_t{1} << 24,
                                    experts > 0 ? "/moe/shared_expert_ffn" : "/ffn");
@@ -465,7 +486,7 @@ void read_granite_moe_hybrid(HfReader& r, ModelSpec& m) {
   }
   m.layers = 2 * layers;
   r.note("/layers", "2 x num_hidden_layers: each layer is a mixer block and an FFN block");
-  r.note("/blocks", std::string("config.json:") + key + ", num_local_experts");
+  r.note("/blocks", blocks_origin + ", num_local_experts");
   // muP-style scalar multipliers: no parameters, no GEMM.
   for (const char* k : {"embedding_multiplier", "logits_scaling", "residual_multiplier",
                         "attention_multiplier", "init_method"})

@@ -163,6 +163,10 @@ hf_bad v4-ratios "$(sed 's/4, 0]/4, 0, 0, 0]/' tests/scenario/hf_configs/deepsee
 hf_scenario "$tmp/hf-v4.json" tests/scenario/hf_configs/deepseek-v4-flash.json 8
 check run-v4-refused 2 "$bin" run "$tmp/hf-v4.json"
 if grep -qF "hf-v4.json:/workload/model: the step model of DeepSeek-V4" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL run-v4-refused message"; cat "$tmp/err"; fi
+# Granite 4.0-H (Mamba-2 / attention mixers, each layer's MoE with a shared MLP): a step runs.
+hf_scenario "$tmp/hf-granite.json" tests/scenario/hf_configs/granite-4.0-h-tiny.json 8
+check run-hf-granite 0 "$bin" run "$tmp/hf-granite.json" --out "$tmp/hfgranite"
+hf_bad granite-layer-type "$(sed '0,/"attention",/s//"mlp",/' tests/scenario/hf_configs/granite-4.0-h-tiny.json)" "/layer_types/5: expected 'mamba' or 'attention', got 'mlp'"
 hf_bad hybrid-pattern '{"model_type": "nemotron_h", "num_hidden_layers": 2, "hidden_size": 64, "vocab_size": 100, "max_position_embeddings": 64, "hybrid_override_pattern": "MX"}' "/hybrid_override_pattern: character 1 'X' is not a block kind"
 # Work limits: each refused up front with exit 2, the estimate and the flag that raises it.
 limit() {  # name, message (fixed string), command...

@@ -690,6 +690,9 @@ TEST_CASE("bad Granite 4.0-H config.json files name the key") {
                     Catch::Contains("c.json:/mamba_d_head: mamba_n_heads x mamba_d_head must "
                                     "equal mamba_expand x hidden_size (3072)"));
   CHECK_NOTHROW(text(with("\"mamba_d_head\": 64", "\"mamba_d_head\": \"auto\"")));
+  CHECK_THROWS_WITH(
+      text(with("\"vocab_size\": 100352", "\"vocab_size\": 100352, \"layers_block_type\": []")),
+      Catch::Contains("c.json:/layers_block_type: disagrees with layer_types"));
   CHECK_THROWS_WITH(text(with("\"mamba_proj_bias\": false", "\"mamba_proj_bias\": true")),
                     Catch::Contains("c.json:/mamba_proj_bias"));
   CHECK_THROWS_WITH(text(with("\"hidden_act\": \"silu\"", "\"hidden_act\": \"gelu\"")),
