@@ -99,9 +99,10 @@ TEST_CASE("per-expert launches grow linearly with the local experts") {
 
 TEST_CASE("fused permute and router switches change the launch counts") {
   Setup s;
-  // Alltoall dispatcher, ep = 8, 16 local experts. Forward: permute (fused: row-id map + gather;
-  // unfused: 4 index kernels + gather), two chunk sorts (fused: 1 each; unfused: tokens and
-  // probs, 2 each), unpermute (fused: 1; unfused: zeros + scatter_add).
+  // Alltoall dispatcher, ep = 8, 16 local experts. Forward: permute (fused: make_row_id_map's 3
+  // Triton passes + the permute kernel; unfused: 4 index kernels + gather), two chunk sorts
+  // (fused: make_chunk_sort_map + sort_chunks_by_map each; unfused: tokens and probs, 2 each),
+  // unpermute (fused: 1; unfused: zeros + scatter_add).
   auto diff = [&](bool bwd) {
     s.fw.moe_permute_fusion = true;
     const int fused = s.kernels(128, bwd);
@@ -110,28 +111,28 @@ TEST_CASE("fused permute and router switches change the launch counts") {
     s.fw.moe_permute_fusion = true;
     return unfused - fused;
   };
-  CHECK(diff(false) == (5 + 2 + 2 + 2) - (2 + 1 + 1 + 1));
+  CHECK(diff(false) == (5 + 2 + 2 + 2) - (4 + 2 + 2 + 1));
   // Backward: unpermute's gather (1 either way), two chunk sorts, permute's scatter-add (fused:
   // 1; unfused: zeros + scatter_add).
   CHECK(diff(true) == (1 + 2 + 2 + 2) - (1 + 1 + 1 + 1));
   // Flex dispatcher (DeepEP): no chunk sorts.
   s.flex = true;
   s.fw.moe_dispatcher = MoeDispatcher::kDeepEp;
-  CHECK(diff(false) == (5 + 2) - (2 + 1));
+  CHECK(diff(false) == (5 + 2) - (4 + 1));
   CHECK(diff(true) == (1 + 2) - (1 + 1));
-  // The alltoall dispatcher's chunk sorts are the only launch difference to flex (its dispatch
-  // layout kernel aside): 2 fused sorts against 1 layout kernel.
+  // Alltoall against DeepEP, forward: the token counts (6 kernels) and 2 fused chunk sorts (2
+  // each) against DeepEP's top-k of the probs, its dispatch layout and _indices_to_multihot's 16.
   const int flex = s.kernels(128, false);
   s.flex = false;
   s.fw.moe_dispatcher = MoeDispatcher::kAllToAll;
-  CHECK(s.kernels(128, false) - flex == 2 - 1);
-  // Router: fused scores + top-k (1) and aux loss (2) against 4 + 5 unfused; backward 1 + 1
-  // against 3 + 3.
+  CHECK(s.kernels(128, false) - flex == (6 + 2 * 2) - (1 + 1 + 16));
+  // Router: fused scores + top-k (1) and aux loss (2) against 4 + 5 unfused; backward 2 + 1
+  // (the aux loss's and the aux scores' backward, the top-k's) against 3 + 3.
   s.fw.moe_router_fusion = true;
   const int rf = s.kernels(128, false), rb = s.kernels(128, true);
   s.fw.moe_router_fusion = false;
   CHECK(s.kernels(128, false) - rf == (4 + 5) - (1 + 2));
-  CHECK(s.kernels(128, true) - rb == (3 + 3) - (1 + 1));
+  CHECK(s.kernels(128, true) - rb == (3 + 3) - (2 + 1));
 }
 
 TEST_CASE("host launches and per-expert host work of a grouped GEMM scale with the local experts") {
@@ -291,7 +292,8 @@ TEST_CASE("only a flex dispatcher's forward dispatch makes the host wait") {
     const Block fwd = s.block(128, false), bwd = s.block(128, true);
     CHECK(host_time(fwd) == (c.api - d) + c.api);
     CHECK(host_time(bwd) == c.api * 2);
-    CHECK(syncs(fwd) == 1);
+    // DeepEP's _indices_to_multihot reads back three output sizes after the dispatch.
+    CHECK(syncs(fwd) == (c.disp == MoeDispatcher::kDeepEp ? 1 + 3 : 1));
     CHECK(syncs(bwd) == 0);
     // Per call: the segment that posts it holds its API host work; only the forward dispatch's
     // segment follows the wait (the segment before it ends in the token-count sync).
@@ -371,6 +373,7 @@ TEST_CASE("the expert activation moves 3 / 5 BF16 passes gated, 2 / 3 non-gated"
   Setup s;
   const double rows = 4096.0 * 8, fe = 768, h = 2048;
   const Time sort = s.compute.memory_bound(2.0 * rows * h * 2.0 + 2.0 * rows * 4.0);
+  const Time sort_map = s.compute.memory_bound(rows * 4.0);  // forward: make_chunk_sort_map
   using Pass = ComputeModel::GemmPass;
   auto gg = [&](double n, double k, Pass pass) {
     return s.compute.grouped_gemm(16, 2048, static_cast<int64_t>(n), static_cast<int64_t>(k),
@@ -381,15 +384,19 @@ TEST_CASE("the expert activation moves 3 / 5 BF16 passes gated, 2 / 3 non-gated"
     m.mlp = mlp;
     LayerCostModel lc(m, s.par, s.fw, s.compute,
                       [](Dim, CollOp, double) { return Time::from_us(10); });
+    // The segments named "experts" (forward: the empty one between the tokens' and the probs'
+    // all-to-all, then the experts).
+    Time t = Time::zero();
     for (const Segment& seg : lc.layer(0, bwd).segs)
-      if (std::string(seg.name) == "experts") return seg.compute;
-    return Time::zero();
+      if (std::string(seg.name) == "experts") t += seg.compute;
+    return t;
   };
   for (const bool glu : {true, false}) {
     const double up = glu ? 2 * fe : fe;
     const Time act_f = s.compute.memory_bound(rows * fe * 2.0 * (glu ? 3.0 : 2.0));
     const Time act_b = s.compute.memory_bound(rows * fe * 2.0 * (glu ? 5.0 : 3.0));
-    const Time fwd = sort + gg(up, h, Pass::kForward) + act_f + gg(h, fe, Pass::kForward) + sort;
+    const Time fwd = sort_map + sort + gg(up, h, Pass::kForward) + act_f +
+                     gg(h, fe, Pass::kForward) + sort_map + sort;
     const Time bwd = sort + gg(h, fe, Pass::kDgrad) + gg(h, fe, Pass::kWgrad) + act_b +
                      gg(up, h, Pass::kDgrad) + gg(up, h, Pass::kWgrad) + sort;
     const MlpKind kind = glu ? MlpKind::kGated : MlpKind::kPlain;
@@ -397,4 +404,64 @@ TEST_CASE("the expert activation moves 3 / 5 BF16 passes gated, 2 / 3 non-gated"
     CHECK(std::abs((experts(kind, false) - fwd).ps()) <= 2 * 16);
     CHECK(std::abs((experts(kind, true) - bwd).ps()) <= 4 * 16);
   }
+}
+
+TEST_CASE("a Qwen3-30B-A3B layer launches the kernels counted in Megatron-Core 0.16 and TE 2.9") {
+  // Hand count of one layer and micro-batch (BF16, tp 1, ep 8: 16 local experts, fused router
+  // and permute, docs/training-model.md "Kernels of one MoE layer"):
+  //   attention forward: input norm, QKV GEMM, q_layernorm, k_layernorm, the q reshape copy,
+  //     RoPE q, RoPE k, attention, output projection, residual                         = 10
+  //   pre-MLP norm + residual                                                            =  2
+  //   router forward: GEMM, fused top-k, fused aux scores + aux loss (2), tokens per expert,
+  //     the aux-loss tracker's division and add                                          =  7
+  //   alltoall: token counts (6), permute (3 row-id-map passes + 1), 2 chunk sorts (map +
+  //     sort each), unpermute (1)                                                        = 15
+  //   HybridEP: dispatch layout, the gathered routing map's preprocess, permute (4),
+  //     unpermute (1)                                                                     =  7
+  //   experts: 16 fc1 GEMMs, the activation, 16 fc2 GEMMs                                = 33
+  // Backward: attention 18 (input norm + its finalize and main_grad add, QKV dgrad + wgrad, each
+  // qk norm's backward + finalize + main_grad add, the q / k / v gradients' cat, 2 RoPE,
+  // attention, projection dgrad + wgrad, residual); pre-MLP norm + finalize + main_grad add and
+  // the residual 4; router 9 (ones_like and mul of the aux-loss scaler, 2 aux backward, top-k
+  // backward, the logits' gradient sum, dgrad, wgrad, main_grad add); the MoE input's gradient
+  // sum 1; experts 4 x 16 + 1 = 65; alltoall unpermute, 2 chunk sorts, permute 4 (HybridEP 2).
+  Setup s;
+  s.par.precision = PrecisionRecipe::kBf16;
+  s.fw.moe_router_fusion = true;
+  CHECK(s.kernels(128, false) == 10 + 2 + 7 + 15 + 33);
+  CHECK(s.kernels(128, true) == 18 + 4 + 9 + 1 + 65 + 4);
+  s.flex = true;
+  s.fw.moe_dispatcher = MoeDispatcher::kHybridEp;
+  CHECK(s.kernels(128, false) == 10 + 2 + 7 + 7 + 33);
+  CHECK(s.kernels(128, true) == 18 + 4 + 9 + 1 + 65 + 2);
+  // The component check's layout (ep 16: 8 local experts): 43 + 67 = 110 kernels per layer and
+  // micro-batch (84 before these were counted; the Nsight profile: 151).
+  s.par.ep = 16;
+  s.par.dp = 16;
+  CHECK(s.kernels(128, false) + s.kernels(128, true) == 110);
+}
+
+TEST_CASE("the moe_router and moe_preprocess graphs capture the router's and the counts' ops") {
+  // Alltoall, fused router and permute, host costs op 10 us, graph 3 us, NCCL 20 us. The scopes
+  // replace the eager launches of the router (7 kernels forward, 9 backward) and of the
+  // preprocess (6 token-count kernels, the count all-gather's NCCL call, the permute's 4;
+  // backward the permute's 1) by one graph launch each (op + graph); the 4 D2H copies of the
+  // counts stay eager. Forward: 17 ops less (the NCCL call's host time is the sync's, not the
+  // segments'), 2 graph launches more.
+  Setup s;
+  s.par.precision = PrecisionRecipe::kBf16;
+  s.fw.moe_router_fusion = true;
+  s.fw.host = HostCosts{};
+  s.fw.host.op = Time::from_us(10);
+  s.fw.host.graph = Time::from_us(3);
+  s.fw.host.nccl = Time::from_us(20);
+  const Time launch = s.fw.host.op + s.fw.host.graph;
+  const Block eager_f = s.block(128, false), eager_b = s.block(128, true);
+  s.fw.cuda_graphs = CudaGraphs::kScopes;
+  s.fw.cuda_graph_scopes = kGraphMoeRouter | kGraphMoePreprocess;
+  const Block g_f = s.block(128, false), g_b = s.block(128, true);
+  CHECK(host_time(eager_f) - host_time(g_f) == s.fw.host.op * 17 - launch * 2);
+  CHECK(host_time(eager_b) - host_time(g_b) == s.fw.host.op * 10 - launch * 2);
+  CHECK(eager_f.launches - g_f.launches == 17);
+  CHECK(g_f.graphs == 2);
 }

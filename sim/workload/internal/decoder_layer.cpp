@@ -35,6 +35,8 @@ class LayerBuilder {
   void ag(Time hide);
   void rs(Time hide);
   void attention_block(bool bwd);
+  void qkv_split(bool bwd);
+  void norm_grad_tail(double width);
   Time mla_projections(bool bwd);
   Time core_attention(bool backward) const;
   void cp_exchange(Time at, bool bwd);
@@ -208,6 +210,7 @@ void LayerBuilder::attention_block(bool bwd) {
   const double T = static_cast<double>(T_);
   b_.begin_graph(kGraphAttn);                // Transformer Engine CUDA-graph scope "attn"
   mem(Tsp_ * h_ * 2.0 * (bwd ? 3.0 : 2.0));  // input RMSNorm
+  if (bwd) norm_grad_tail(h_);
   if (bwd && recompute(kRecomputeLayernorm)) mem(Tsp_ * h_ * 2.0 * 2.0);
   // Gated attention (output_gate): q_proj also emits the gate, heads · head_dim wide.
   const double gate = a_.output_gate ? 1.0 : 0.0;
@@ -216,7 +219,15 @@ void LayerBuilder::attention_block(bool bwd) {
           ? mla_projections(bwd)
           : linear(T, (heads_ * (1.0 + gate) + 2.0 * kvh_) * a_.head_dim, h_, bwd, kLoraQkv);
   if (!bwd) ag(first_gemm);
-  mem(T * (heads_ + kvh_) * dqk_ * 2.0 * 2.0);  // RoPE on q and k
+  if (a_.kind == AttentionKind::kGqa) {
+    qkv_split(bwd);
+    // Fused RoPE (Transformer Engine's fused_apply_rotary_pos_emb, apply_rope_fusion on in the
+    // recipes): one kernel for q, one for k (attention.py applies it to each).
+    mem(T * heads_ * dqk_ * 2.0 * 2.0);
+    mem(T * kvh_ * dqk_ * 2.0 * 2.0);
+  } else {
+    mem(T * (heads_ + kvh_) * dqk_ * 2.0 * 2.0);  // RoPE on q and k
+  }
   if (is_sparse_attention(m_)) {
     // DeepSeek sparse attention: the indexer and the top-k core in place of dense attention.
     add_sparse_attention(m_, p_, c_, comm_, bwd, b_);
@@ -241,6 +252,43 @@ void LayerBuilder::attention_block(bool bwd) {
   }
   mem(Tsp_ * h_ * 2.0 * 3.0);  // residual add
   b_.end_graph();
+}
+
+// Between the fused QKV GEMM and RoPE (Megatron-Core SelfAttention.get_query_key_value_tensors,
+// attention.py, core_v0.16.0 L1371-1470): the [s, b, groups, (q-per-group + 2) · head_dim] output
+// is split into q, k, v views (TE SplitAlongDim), then q is reshaped to [s, b, heads, head_dim];
+// with more than one query head per group that reshape cannot be a view of the split (the group
+// stride is (q-per-group + 2) · head_dim), so it is a copy kernel. qk_norm (Qwen3's q_layernorm and
+// k_layernorm) adds two TENorm modules, one RMSNorm kernel each over head_dim. Backward: each
+// norm's backward (rmsnorm_bwd kernel and its dgamma finalize, norm_grad_tail), and
+// SplitAlongDim.backward concatenating the q, k and v gradients into the QKV gradient (torch.cat
+// unless they already share one buffer in the split's layout, which the attention kernel's separate
+// dq / dk / dv do not: Transformer Engine transformer_engine/pytorch/utils.py, v2.9,
+// SplitAlongDim.backward).
+void LayerBuilder::qkv_split(bool bwd) {
+  const double T = static_cast<double>(T_);
+  const double q = T * heads_ * dqk_ * 2.0, k = T * kvh_ * dqk_ * 2.0;
+  if (a_.qk_norm) {
+    for (const double x : {q, k}) {
+      b_.module();
+      b_.module_kernel(c_.memory_bound(x * (bwd ? 3.0 : 2.0)));
+      if (bwd) norm_grad_tail(dqk_);
+    }
+  }
+  if (!bwd && heads_ > kvh_) mem(2.0 * q);  // the q reshape copy
+  if (bwd) mem(2.0 * (q + 2.0 * k));        // the gradients' cat
+}
+
+// The end of one TE norm's backward and of its weight's gradient: Transformer Engine's
+// rmsnorm_bwd_finalize_tuned_kernel reducing the CTAs' dgamma partials, launched after every
+// rmsnorm_bwd kernel (common/normalization/rmsnorm/rmsnorm_bwd_semi_cuda_kernel.cu L48-69, v2.9),
+// then Megatron's DDP backward hook adding the gamma's gradient into its main_grad
+// (distributed/distributed_data_parallel.py _make_backward_post_hook, param.main_grad.add_(
+// param.grad), core_v0.16.0 L440; only TE's GEMM weights write main_grad in the GEMM). `width`
+// FP32 values each: both take the kernel floor at these sizes.
+void LayerBuilder::norm_grad_tail(double width) {
+  b_.module_kernel(c_.memory_bound(width * 4.0 * 2.0));
+  if (!frozen_) mem(width * 4.0 * 3.0);
 }
 
 // MLA's q / kv down- and up-projections; returns the first GEMM's time (which hides the AG).
@@ -327,6 +375,7 @@ std::pair<Time, Time> LayerBuilder::dense_mlp(double ffn, bool bwd, double rows,
 void LayerBuilder::mlp_block(bool bwd) {
   if (!moe_) b_.begin_graph(kGraphMlp);      // CUDA-graph scope "mlp" (dense layers)
   mem(Tsp_ * h_ * 2.0 * (bwd ? 3.0 : 2.0));  // pre-MLP RMSNorm
+  if (bwd) norm_grad_tail(h_);
   if (bwd && recompute(kRecomputeLayernorm)) mem(Tsp_ * h_ * 2.0 * 2.0);
   if (!moe_) {
     const auto [g1, g2] = dense_mlp(static_cast<double>(m_.ffn), bwd, static_cast<double>(T_));

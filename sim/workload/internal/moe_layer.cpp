@@ -109,10 +109,13 @@ class MoeBuilder {
   void mem(double bytes) { b_.kernel(c_.memory_bound(bytes)); }
   void quant(double elements);
   void preprocess();
+  void token_counts();
+  void probs_all_to_all(bool bwd);
+  void deepep_multihot(bool bwd);
   void router(bool bwd);
   void permute(bool bwd);
   void unpermute(bool bwd);
-  void sort_chunks();
+  void sort_chunks(bool bwd);
   void dispatch_sync(bool first, bool bwd);
   void routing_map_gather();
   void experts(bool bwd);
@@ -189,13 +192,26 @@ void MoeBuilder::router(bool bwd) {
     k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 1 : 4);
     k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 2 : 5);  // aux loss
     mem(Tm_ * E_);  // tokens per expert: routing_map.sum(0)
+    // attach_and_log_load_balancing_loss: save_to_aux_losses_tracker's aux_loss / coeff and
+    // the tracker's values[layer] += (one FP32 value each).
+    mem(4.0);
+    mem(4.0);
     b_.end_graph();
     return;
   }
-  k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 1 : 3);     // aux loss
-  k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 1 : 3);     // scores + top-k
-  b_.kernel(c_.gemm(T, H, Ei, DType::kBf16), fl);                              // dgrad
-  if (!p_.task.frozen_base()) b_.kernel(c_.gemm(H, Ei, T, DType::kBf16), fl);  // wgrad
+  // MoEAuxLossAutoScaler.backward: torch.ones_like(aux_loss) * main_loss_backward_scale.
+  mem(4.0);
+  mem(4.0);
+  // Fused: the aux loss's backward and the aux scores' (fused_score_for_moe_aux_loss_bwd), then
+  // the top-k's; unfused 3 + 3 as before.
+  k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 2 : 3);  // aux loss
+  k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 1 : 3);  // scores + top-k
+  mem(scores * 3.0);  // the logits' two gradients (top-k, aux scores) summed by autograd
+  b_.kernel(c_.gemm(T, H, Ei, DType::kBf16), fl);  // dgrad
+  if (!p_.task.frozen_base()) {
+    b_.kernel(c_.gemm(H, Ei, T, DType::kBf16), fl);  // wgrad into param.grad (not TE)
+    mem(E_ * h_ * (2.0 + 4.0 + 4.0));                // DDP hook: main_grad.add_(grad)
+  }
   b_.end_graph();
 }
 
@@ -205,7 +221,13 @@ void MoeBuilder::permute(bool bwd) {
   const double copies = flex_ ? rows_ : Tm_ * topk_;
   const double bytes = (Tm_ + copies) * d_ * 2.0;
   if (fw_.moe_permute_fusion) {
-    if (!bwd) k(MK::kPermuteMapFused, Tm_ * E_ * 4.0);
+    if (!bwd) {
+      // make_row_id_map's three Triton passes (block cumsum, global cumsum, per-token sort):
+      // the measured map kernel, then two HBM-bound passes over the int32 [tokens, 2E + 1] map.
+      k(MK::kPermuteMapFused, Tm_ * E_ * 4.0);
+      mem(Tm_ * E_ * 4.0 * 2.0);
+      mem(Tm_ * (2.0 * E_ + 1.0) * 4.0 * 2.0);
+    }
     k(bwd ? MK::kUnpermuteFused : MK::kPermuteFused, bytes);
     return;
   }
@@ -238,11 +260,14 @@ void MoeBuilder::unpermute(bool bwd) {
 
 // The alltoall dispatcher's sort of the received chunks (rank-major) into local-expert order,
 // and back after the experts: contiguous chunk copies of the tokens and probs, HBM-bound.
-void MoeBuilder::sort_chunks() {
+void MoeBuilder::sort_chunks(bool bwd) {
   if (!sort_) return;
   const double tokens = 2.0 * rows_ * d_ * 2.0, probs = 2.0 * rows_ * 4.0;
   if (fw_.moe_permute_fusion) {
-    mem(tokens + probs);  // moe_sort_chunks_by_index_with_probs: one kernel
+    // moe_sort_chunks_by_index_with_probs: forward make_chunk_sort_map (an int32 per row) and
+    // sort_chunks_by_map; backward only the sort, with the saved map.
+    if (!bwd) mem(rows_ * 4.0);
+    mem(tokens + probs);
   } else {
     mem(tokens);  // split + cat of the tokens
     mem(probs);   // and of the probs
@@ -413,11 +438,94 @@ void MoeBuilder::latent_proj(bool down, bool bwd) {
 void MoeBuilder::preprocess() {
   b_.begin_graph(kGraphMoePreprocess);
   if (flex_) {
+    // DeepEP's setup_metadata: torch.topk of the probs into [tokens, topk] indices and probs.
+    if (fw_.moe_dispatcher == MoeDispatcher::kDeepEp) mem(Tm_ * E_ * 4.0 + Tm_ * topk_ * 12.0);
     mem(Tm_ * E_ * 4.0);  // dispatch layout (tokens per rank / expert)
   } else {
+    token_counts();
     permute(false);
   }
   b_.end_graph();
+  if (flex_) return;
+  // _maybe_dtoh_and_synchronize at cuda_dtoh_point: one maybe_move_tensor_to_cpu (a
+  // non_blocking D2H copy on the side stream, no kernel) each for tokens_per_expert and, with
+  // ep > 1, input_splits, output_splits and output_splits_tp, plus
+  // num_global_tokens_per_local_expert without the fused permute (token_dispatcher.py
+  // core_v0.16.0 L862-900): eager ops on the host, outside the scope's graph.
+  const int copies = p_.ep > 1 ? 4 + (!fw_.moe_permute_fusion && Gi_ > 1 ? 1 : 0) : 1;
+  for (int i = 0; i < copies; ++i)
+    b_.host_item(fw_.host.op);
+}
+
+// The alltoall dispatcher's dropless preprocess (token_dispatcher.py
+// MoEAlltoAllTokenDispatcher.preprocess, core_v0.16.0 L469-590): routing_map.sum(0) (the tokens
+// per expert), and with ep > 1 the input splits (a sum over each rank's experts), the
+// all-gather of the counts over the EP group (gather_from_sequence_parallel_region, a
+// torch.distributed collective of E int64 per rank), the local experts' slice (.contiguous()),
+// the sums per rank (output splits), per TP rank and per local expert. All but the first touch
+// at most ep x E int64 values: the kernel floor.
+void MoeBuilder::token_counts() {
+  mem(Tm_ * E_);
+  if (p_.ep == 1) return;
+  const double ep = p_.ep, counts = E_ * 8.0, gathered = counts * ep;
+  mem(counts);
+  b_.sync(Dim::kEp, in_.comm(Dim::kEp, CollOp::kAllGather, gathered), "ep token-count all-gather",
+          {Dim::kEp, CollOp::kAllGather, gathered, Time::zero()}, "dispatch preprocess");
+  mem(G_ * ep * 8.0 * 2.0);
+  mem(G_ * ep * 8.0);
+  mem(ep * 8.0);
+  mem(G_ * ep * 8.0);
+}
+
+// The alltoall dispatcher's second all-to-all: token_dispatch sends the permuted probs (one FP32
+// value per token copy) with the same splits as the tokens (token_dispatcher.py core_v0.16.0
+// L647-673); its backward returns their gradients.
+void MoeBuilder::probs_all_to_all(bool bwd) {
+  if (flex_ || p_.ep == 1) return;
+  const double bytes = Tm_ * topk_ * 4.0;
+  b_.sync(Dim::kEp, in_.comm(Dim::kEp, CollOp::kAllToAll, bytes),
+          bwd ? "ep probs all-to-all (grad)" : "ep probs all-to-all",
+          {Dim::kEp, CollOp::kAllToAll, bytes, Time::zero()}, bwd ? "moe tail" : "experts");
+}
+
+// DeepEP's _indices_to_multihot after the dispatch (token_dispatcher.py _DeepepManager,
+// core_v0.16.0 L1198-1226; its fused variant only under --enable-experimental): the received
+// [tokens, topk] indices and probs into a [tokens, local experts] map and probs. Forward: two
+// torch.zeros, the mask (indices != -1), indices[mask] and probs[mask] (boolean indexing:
+// nonzero, whose output size the host reads back, then the gather), arange, mask.sum(1),
+// repeat_interleave (a cumsum whose total the host reads, then the expansion), two index_put_
+// and .bool(): 16 kernels and 3 host syncs. Backward (autograd of the probs path): the gather of
+// the index_put_ gradient, then probs[mask]'s zeros and scatter. Received tokens: at most the
+// copies, at most every EP rank's tokens.
+void MoeBuilder::deepep_multihot(bool bwd) {
+  if (!flex_ || fw_.moe_dispatcher != MoeDispatcher::kDeepEp) return;
+  const double n = std::min(rows_, Tm_ * p_.ep);
+  const double idx = n * topk_ * 8.0, map = n * G_;
+  if (bwd) {
+    mem(idx * 2.0);
+    mem(n * topk_ * 4.0);
+    mem(idx * 2.0);
+    return;
+  }
+  mem(map * 8.0);  // zeros (long)
+  mem(map * 4.0);  // zeros (float)
+  mem(idx + n * topk_);
+  auto masked = [&](double value_bytes) {  // x[mask]: nonzero (count, select), sync, gather
+    mem(n * topk_);
+    mem(idx);
+    b_.host_sync("deepep multihot nonzero (D2H)");
+    mem(n * topk_ * value_bytes * 2.0);
+  };
+  masked(8.0);     // valid_indices = indices[mask]
+  mem(n * 8.0);    // arange
+  mem(n * topk_);  // mask.sum(dim=1)
+  mem(n * 16.0);   // repeat_interleave: cumsum of the repeats
+  b_.host_sync("deepep repeat_interleave (D2H)");
+  mem(idx);        // its expansion
+  mem(idx * 2.0);  // multihot_routing_map[rows, indices] = 1
+  masked(4.0);     // probs[mask]
+  mem(idx * 2.0);  // multihot_probs[rows, indices] = ...
+  mem(map * 9.0);  // .bool()
 }
 
 void MoeBuilder::forward() {
@@ -430,6 +538,7 @@ void MoeBuilder::forward() {
   b_.host_sync();
   if (flex_) {
     dispatch_sync(true, false);
+    deepep_multihot(false);
     permute(false);
     experts(false);
     unpermute(false);
@@ -438,9 +547,10 @@ void MoeBuilder::forward() {
     return;
   }
   dispatch_sync(true, false);
-  sort_chunks();
+  probs_all_to_all(false);
+  sort_chunks(false);
   experts(false);
-  sort_chunks();
+  sort_chunks(false);
   dispatch_sync(false, false);
   unpermute(false);
   latent_proj(false, false);
@@ -453,20 +563,24 @@ void MoeBuilder::backward() {
     unpermute(true);
     experts(true);
     permute(true);
+    deepep_multihot(true);
     dispatch_sync(false, true);
   } else {
     unpermute(true);
     dispatch_sync(true, true);
-    sort_chunks();
+    sort_chunks(true);
     experts(true);
-    sort_chunks();
+    sort_chunks(true);
     dispatch_sync(false, true);
+    probs_all_to_all(true);
     b_.begin_graph(kGraphMoePreprocess);  // the permute's backward, in the same graph
     permute(true);
     b_.end_graph();
   }
   latent_proj(true, true);
   router(true);
+  // The MoE input feeds the router and the dispatch: autograd sums its two gradients.
+  mem(Tm_ * h_ * 2.0 * 3.0);
 }
 
 }  // namespace
