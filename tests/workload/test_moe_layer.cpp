@@ -439,6 +439,11 @@ TEST_CASE("a Qwen3-30B-A3B layer launches the kernels counted in Megatron-Core 0
   s.par.ep = 16;
   s.par.dp = 16;
   CHECK(s.kernels(128, false) + s.kernels(128, true) == 110);
+  // FP8 current scaling: 4 quantise launches before each of the 8 experts' 2 GEMM calls and the
+  // QKV / projection GEMMs, both ways (the router stays BF16): 43 + 8 · 8 + 8 and 67 + 8 · 8 + 8.
+  s.par.precision = PrecisionRecipe::kFp8Current;
+  CHECK(s.kernels(128, false) == 115);
+  CHECK(s.kernels(128, true) == 139);
 }
 
 TEST_CASE("the moe_router and moe_preprocess graphs capture the router's and the counts' ops") {
