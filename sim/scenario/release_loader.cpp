@@ -43,6 +43,8 @@ const std::vector<SwitchDef>& switch_defs() {
        true,
        {"attn", "mlp", "moe", "moe_router", "moe_preprocess", "mamba"}},
       {"moe_router_fusion", Kind::kBool, true, {}},
+      {"moe_router_force_load_balancing", Kind::kBool, true, {}},
+      {"megatron_experimental", Kind::kBool, true, {}},
       {"moe_grouped_gemm", Kind::kBool, true, {}},
       {"moe_permute_fusion", Kind::kBool, true, {}},
       {"moe_token_drop", Kind::kBool, false, {}},
@@ -304,6 +306,10 @@ std::vector<std::string> apply_release(const ReleaseRecipe& r, bool set_recomput
       fw.overlap_param_gather = on;
     } else if (s.name == "moe_router_fusion") {
       fw.moe_router_fusion = on;
+    } else if (s.name == "moe_router_force_load_balancing") {
+      fw.moe_router_force_load_balancing = on;
+    } else if (s.name == "megatron_experimental") {
+      fw.megatron_experimental = on;
     } else if (s.name == "moe_grouped_gemm") {
       fw.moe_grouped_gemm = on;
     } else if (s.name == "moe_permute_fusion") {

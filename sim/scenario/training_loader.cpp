@@ -48,6 +48,8 @@ const std::vector<std::string> kFrameworkKeys = {"tp_comm_overlap",
                                                  "moe_grouped_gemm",
                                                  "moe_permute_fusion",
                                                  "moe_router_fusion",
+                                                 "moe_router_force_load_balancing",
+                                                 "megatron_experimental",
                                                  "cuda_graphs",
                                                  "cuda_graph_scopes",
                                                  "moe_grouped_gemm_launch"};
@@ -263,6 +265,10 @@ void read_framework(const Obj& w, TrainingWorkload* out) {
     if (f.has("moe_grouped_gemm")) t.fw.moe_grouped_gemm = f.boolean("moe_grouped_gemm");
     if (f.has("moe_permute_fusion")) t.fw.moe_permute_fusion = f.boolean("moe_permute_fusion");
     if (f.has("moe_router_fusion")) t.fw.moe_router_fusion = f.boolean("moe_router_fusion");
+    if (f.has("moe_router_force_load_balancing"))
+      t.fw.moe_router_force_load_balancing = f.boolean("moe_router_force_load_balancing");
+    if (f.has("megatron_experimental"))
+      t.fw.megatron_experimental = f.boolean("megatron_experimental");
     if (f.has("moe_grouped_gemm_launch"))
       t.fw.moe_grouped_gemm_single_launch =
           f.choice("moe_grouped_gemm_launch", {"per_expert", "single"}) == "single";

@@ -95,6 +95,13 @@ struct FrameworkOptions {
   bool moe_permute_fusion = false;
   // --moe-router-fusion: Transformer Engine's fused score function + top-k and aux-loss kernels.
   bool moe_router_fusion = false;
+  // --moe-router-force-load-balancing: the router replaces its logits by random ones (RandomSTE:
+  // a clone and normal_ per layer), as NVIDIA's dropless MoE benchmarks do.
+  bool moe_router_force_load_balancing = false;
+  // --enable-experimental (Megatron-Core's experimental features): with moe_permute_fusion,
+  // DeepEP's indices-to-multihot conversion is one fused Triton kernel instead of PyTorch index
+  // ops with three host syncs.
+  bool megatron_experimental = false;
   // Transformer Engine's GroupedLinear GEMM path: false = the default per-expert path (one
   // cuBLASLt GEMM per local expert across streams, with per-expert host work HostCosts::expert:
   // every release of calibration/releases.json); true = a single-launch grouped GEMM with

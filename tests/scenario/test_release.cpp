@@ -314,3 +314,24 @@ TEST_CASE("release switch table: Nemotron 3 Nano's MoE and CUDA-graph switches a
   CHECK(value(hb, "cuda_graph_scopes") == "attn+mamba");
   CHECK(value(hb, "recompute_modules") == "moe+layernorm");
 }
+
+TEST_CASE(
+    "release switch table: dropless runs force-balance the router, DeepSeek runs experimental") {
+  // Megatron-Bridge v0.3.0 scripts/performance/utils/overrides.py L277-L284: a token-dropless run
+  // sets moe_router_force_load_balancing = True (v0.2.0 helpers.py L229-L234); the 25.09 rows are
+  // token-drop runs (v0.1.0rc3), without it.
+  const ReleaseRecipe b200 = resolve_release("nemo-26.02", "qwen3-30b-a3b", "B200",
+                                             par(PrecisionRecipe::kMxfp8), kRoot, "t", "/x");
+  CHECK(value(b200, "moe_router_force_load_balancing") == "true");
+  CHECK(value(b200, "megatron_experimental") == "(unset)");
+  const ReleaseRecipe drop = resolve_release("nemo-25.09", "qwen3-30b-a3b", "B200",
+                                             par(PrecisionRecipe::kMxfp8), kRoot, "t", "/x");
+  CHECK(value(drop, "moe_router_force_load_balancing") == "(unset)");
+  // DeepSeek's perf config sets cfg.dist.enable_megatron_core_experimental = True in every
+  // release (v0.1.0rc3 yaml L33, v0.2.0 deepseek_llm_pretrain.py L38, ..., v0.6.0 recipes).
+  for (const char* rel : {"nemo-25.09", "nemo-25.11", "nemo-26.06"}) {
+    const ReleaseRecipe ds = resolve_release(rel, "deepseek-v3", "H100",
+                                             par(PrecisionRecipe::kFp8Current), kRoot, "t", "/x");
+    CHECK(value(ds, "megatron_experimental") == "true");
+  }
+}

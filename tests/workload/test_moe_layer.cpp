@@ -470,3 +470,37 @@ TEST_CASE("the moe_router and moe_preprocess graphs capture the router's and the
   CHECK(eager_f.launches - g_f.launches == 17);
   CHECK(g_f.graphs == 2);
 }
+
+TEST_CASE("forced balancing adds RandomSTE's two kernels, experimental fuses DeepEP's multihot") {
+  Setup s;
+  s.par.precision = PrecisionRecipe::kBf16;
+  s.fw.moe_router_fusion = true;
+  const int f = s.kernels(128, false), b = s.kernels(128, true);
+  s.fw.moe_router_force_load_balancing = true;
+  // logits.clone().normal_() forward; RandomSTE.backward returns the gradient as it is.
+  CHECK(s.kernels(128, false) - f == 2);
+  CHECK(s.kernels(128, true) == b);
+  // Both inside the moe_router graph: no extra launch with the scope on.
+  s.fw.cuda_graphs = CudaGraphs::kScopes;
+  s.fw.cuda_graph_scopes = kGraphMoeRouter;
+  const int with = s.block(128, false).launches;
+  s.fw.moe_router_force_load_balancing = false;
+  CHECK(s.block(128, false).launches == with);
+  // DeepEP: _indices_to_multihot's 16 kernels and 3 host syncs forward (3 kernels backward)
+  // against fused_indices_to_multihot's one kernel each way under --enable-experimental.
+  s.fw.cuda_graphs = CudaGraphs::kNone;
+  s.flex = true;
+  s.fw.moe_dispatcher = MoeDispatcher::kDeepEp;
+  auto syncs = [](const Block& blk) {
+    int n = 0;
+    for (const Segment& sg : blk.segs)
+      n += sg.d2h ? 1 : 0;
+    return n;
+  };
+  const int df = s.kernels(128, false), db = s.kernels(128, true);
+  CHECK(syncs(s.block(128, false)) == 1 + 3);
+  s.fw.megatron_experimental = true;
+  CHECK(df - s.kernels(128, false) == 16 - 1);
+  CHECK(db - s.kernels(128, true) == 3 - 1);
+  CHECK(syncs(s.block(128, false)) == 1);
+}

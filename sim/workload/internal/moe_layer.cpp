@@ -189,6 +189,12 @@ void MoeBuilder::router(bool bwd) {
   b_.begin_graph(kGraphMoeRouter);
   if (!bwd) {
     b_.kernel(c_.gemm(T, Ei, H, DType::kBf16), fl);
+    if (fw_.moe_router_force_load_balancing) {
+      // RandomSTE (moe_utils.py core_v0.16.0 L1130): logits.clone().normal_(), its backward
+      // passes the gradient through.
+      mem(scores * 2.0);
+      mem(scores);
+    }
     k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 1 : 4);
     k(fused ? MK::kRouterFused : MK::kRouterUnfused, scores, fused ? 2 : 5);  // aux loss
     mem(Tm_ * E_);  // tokens per expert: routing_map.sum(0)
@@ -501,6 +507,12 @@ void MoeBuilder::deepep_multihot(bool bwd) {
   if (!flex_ || fw_.moe_dispatcher != MoeDispatcher::kDeepEp) return;
   const double n = std::min(rows_, Tm_ * p_.ep);
   const double idx = n * topk_ * 8.0, map = n * G_;
+  if (fw_.megatron_experimental && fw_.moe_permute_fusion) {
+    // fused_indices_to_multihot (fusions/fused_indices_converter.py L186-L280): one Triton
+    // kernel each way, no host sync.
+    mem(bwd ? idx + map * 4.0 : idx * 1.5 + map * 13.0);
+    return;
+  }
   if (bwd) {
     mem(idx * 2.0);
     mem(n * topk_ * 4.0);
