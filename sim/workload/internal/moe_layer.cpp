@@ -457,7 +457,9 @@ void MoeBuilder::preprocess() {
   // non_blocking D2H copy on the side stream, no kernel) each for tokens_per_expert and, with
   // ep > 1, input_splits, output_splits and output_splits_tp, plus
   // num_global_tokens_per_local_expert without the fused permute (token_dispatcher.py
-  // core_v0.16.0 L862-900): eager ops on the host, outside the scope's graph.
+  // core_v0.16.0 L862-900): eager ops on the host, outside the scope's graph (with
+  // moe_preprocess captured, cuda_dtoh_point moves to before_ep_alltoall, L438-L443: the graph
+  // returns the counts and token_dispatch copies them).
   const int copies = p_.ep > 1 ? 4 + (!fw_.moe_permute_fusion && Gi_ > 1 ? 1 : 0) : 1;
   for (int i = 0; i < copies; ++i)
     b_.host_item(fw_.host.op);
