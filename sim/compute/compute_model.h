@@ -128,8 +128,17 @@ class ComputeModel {
   int quantized_copies(DType dtype) const;
 
   // Mamba-2 SSD (calibration/kernels/ssm.csv, ssm.cpp): the chunk_scan sub-kernel alone
-  // (forward, the measured kernel), and the whole chunked scan forward or backward.
+  // (forward, the measured kernel: FLOPs at the measured rate), every kernel of the chunked scan
+  // as mamba_ssm's MambaSplitConv1dScanCombinedFn launches it forward or backward (each the
+  // larger of its FLOPs at that rate and the bytes of its own tensors at the memory-bound
+  // bandwidth), and the sum of those.
+  struct SsdKernel {
+    const char* name;
+    Time time;
+    double flops;
+  };
   Time ssd_chunk_scan(const SsdShape& s) const;
+  std::vector<SsdKernel> ssd_kernels(const SsdShape& s, bool backward) const;
   Time ssd_scan(const SsdShape& s, bool backward) const;
   // Where ssd_scan's times come from; `fallback` set when this GPU has no measured rows (the
   // line is then a warning). Not part of sources(): only models with Mamba-2 layers report it.

@@ -146,6 +146,8 @@ struct ComputeModel::Impl {
   double ssd_scale = 1.0;
   std::string ssd_note;
   bool ssd_fallback = false;
+  // The SSD compute rate (TFLOP/s) at `tokens` tokens per call (ssm.cpp).
+  double ssd_rate_tflops(double tokens) const;
   // Gated DeltaNet (linear_attention.cpp): forward TFLOP/s by log2(FLOPs) of the FLA rows serving
   // this GPU, times gdn_scale; the backward / forward time ratio of the fwd+bwd pairs.
   std::vector<std::pair<double, double>> gdn_rate;

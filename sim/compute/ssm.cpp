@@ -2,17 +2,27 @@
 // calibration/sources/ssm-kernels.csv; documented in calibration/KERNELS.md).
 //
 // The only published SSD timings with a shape are TileLang's chunk_scan sub-kernel, forward, on
-// H800 (six sequence lengths). Model: the achieved TFLOP/s of those rows (by their formula),
-// interpolated in log2(tokens) and clamped at the ends, is the rate of every SSD sub-kernel
-// (bmm_chunk, chunk_state, chunk_scan; FLOPs as model.h's ssd_scan_flops_per_token); the
-// backward (mamba_ssm ssd_combined.py, _mamba_chunk_scan_combined_bwd) first recomputes the
-// chunk states and C·Bᵀ, which the forward does not save (2·Q·G·N + 2·d·N), then runs two
-// gradient products per forward product (twice the forward FLOPs), at the same rate. A GPU without
-// rows takes the H800 rate times the ratio of bf16 dense peaks (H800 = H100 compute, 989 TFLOP/s)
-// and says so. Without the table (a data directory lacking ssm.csv), 0.5 x bf16 peak, as
-// attention's no-table default.
+// H800 (six sequence lengths). Their achieved TFLOP/s (by their formula), interpolated in
+// log2(tokens) and clamped at the ends, is the compute rate of every SSD kernel. A GPU without
+// rows takes the H800 rate times the ratio of bf16 dense peaks (H800 = H100 compute, 989
+// TFLOP/s) and says so. Without the table (a data directory lacking ssm.csv), 0.5 x bf16 peak,
+// as attention's no-table default.
+//
+// ssd_kernels lists the kernels mamba_ssm 2.3.1 launches (the version Megatron-Bridge 0.3-0.6
+// pins, uv.lock; mamba_ssm/ops/triton/ssd_combined.py _mamba_chunk_scan_combined_fwd / _bwd as
+// MambaSplitConv1dScanCombinedFn calls them with z and without rmsnorm_weight, which is how
+// Megatron-Core's MambaMixer._ssm_training calls it). Each Triton kernel takes the larger of
+// its FLOPs at the rate above and the bytes of the tensors it reads and writes (their shapes
+// and dtypes in the wrappers of ssd_chunk_state.py, ssd_state_passing.py, ssd_bmm.py,
+// ssd_chunk_scan.py; states and C·Bᵀ in fp32 where the code asks for it) at the memory-bound
+// bandwidth: at a chunk of 128 the fp32 chunk states alone are d·N/128 · 4 bytes per token,
+// more than the FLOPs take on a GPU with a high tensor rate. The small PyTorch ops around them
+// (workspace memsets, the .sum() reductions over splits and tiles, flip / cumsum / add of ddA,
+// dt.clone()) are memory-bound kernels on their own bytes (the kernel floor, mostly).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <vector>
 
 #include "compute/model_internal.h"
 
@@ -28,13 +38,6 @@ double chunk_scan_flops(const SsdShape& s) {
   const double tokens = static_cast<double>(s.batch) * static_cast<double>(s.seq);
   const double d = static_cast<double>(s.heads) * s.head_dim;
   return tokens * (s.chunk * d + 2.0 * d * s.state);
-}
-
-double scan_flops(const SsdShape& s) {
-  const double tokens = static_cast<double>(s.batch) * static_cast<double>(s.seq);
-  const double d = static_cast<double>(s.heads) * s.head_dim;
-  const double Q = s.chunk, G = s.groups, N = s.state;
-  return tokens * (2.0 * Q * G * N + 2.0 * d * N + Q * d + 2.0 * d * N);
 }
 
 }  // namespace
@@ -74,37 +77,119 @@ std::string ComputeModel::ssd_source(bool* fallback) const {
   return impl_->ssd_note;
 }
 
-Time ComputeModel::ssd_chunk_scan(const SsdShape& s) const {
-  const Impl& im = *impl_;
-  double rate = kDefaultAttnEff * im.peak[di(DType::kBf16)];
-  const auto& v = im.ssd_rate;
-  if (!v.empty()) {
-    const double x = std::log2(static_cast<double>(s.batch) * static_cast<double>(s.seq));
-    double r = v.front().second;
-    if (x >= v.back().first) {
-      r = v.back().second;
-    } else if (x > v.front().first) {
-      for (size_t i = 1; i < v.size(); ++i) {
-        if (x <= v[i].first) {
-          const double f = (x - v[i - 1].first) / (v[i].first - v[i - 1].first);
-          r = v[i - 1].second + f * (v[i].second - v[i - 1].second);
-          break;
-        }
+double ComputeModel::Impl::ssd_rate_tflops(double tokens) const {
+  if (ssd_rate.empty()) return kDefaultAttnEff * peak[di(DType::kBf16)];
+  const auto& v = ssd_rate;
+  const double x = std::log2(tokens);
+  double r = v.front().second;
+  if (x >= v.back().first) {
+    r = v.back().second;
+  } else if (x > v.front().first) {
+    for (size_t i = 1; i < v.size(); ++i) {
+      if (x <= v[i].first) {
+        const double f = (x - v[i - 1].first) / (v[i].first - v[i - 1].first);
+        r = v[i - 1].second + f * (v[i].second - v[i - 1].second);
+        break;
       }
     }
-    rate = r * im.ssd_scale;
   }
+  return r * ssd_scale;
+}
+
+Time ComputeModel::ssd_chunk_scan(const SsdShape& s) const {
+  const double rate =
+      impl_->ssd_rate_tflops(static_cast<double>(s.batch) * static_cast<double>(s.seq));
   return us_to_time(chunk_scan_flops(s) / (rate * 1e12) * 1e6);
 }
 
+std::vector<ComputeModel::SsdKernel> ComputeModel::ssd_kernels(const SsdShape& s,
+                                                               bool backward) const {
+  const double T = static_cast<double>(s.batch) * static_cast<double>(s.seq);
+  const double h = s.heads, d = static_cast<double>(s.heads) * s.head_dim, g = s.groups;
+  const double n = s.state, Q = s.chunk;
+  const double chunks =
+      static_cast<double>(s.batch) * std::ceil(static_cast<double>(s.seq) / s.chunk);
+  const double rate = impl_->ssd_rate_tflops(T) * 1e12;
+  // Tensor sizes in bytes: x / z / out / dout [T, d] bf16; B or C [T, G·N] bf16 and their fp32
+  // gradient partials; dt [T, h] bf16; dt_out / dA_cumsum / ddA [b, h, chunks, Q] fp32; the
+  // chunk states [b, chunks, h, p, N] fp32 or bf16; C·Bᵀ [b, chunks, G, Q, Q] fp32.
+  const double X = T * d * 2, Bc = T * g * n * 2, Bf = T * g * n * 4, dt = T * h * 2;
+  const double H4 = chunks * Q * h * 4, S4 = chunks * d * n * 4, S2 = chunks * d * n * 2;
+  const double CB = chunks * g * Q * Q * 4;
+  // dD partials [Q / 32, b, chunks, h] fp32 (chunk_scan_bwd_dz, chunk_scan_chunk_state_bwd_dx)
+  const double DD = std::ceil(Q / 32.0) * chunks * h * 4;
+  std::vector<SsdKernel> k;
+  auto triton = [&](const char* name, double flops, double bytes) {
+    const Time mem = memory_bound(bytes);
+    const Time fl = us_to_time(flops / rate * 1e6);
+    k.push_back({name, std::max(mem, fl), flops});
+  };
+  auto small = [&](const char* name, double bytes) { k.push_back({name, memory_bound(bytes), 0}); };
+  const double state_fl = 2 * T * d * n;   // x·B (chunk_state), dout·C, x·dstates, dout·states
+  const double cb_fl = 2 * T * Q * g * n;  // C·Bᵀ per chunk and group, and its gradients
+  const double diag_fl = T * Q * d;        // the causal half of a [Q, Q] x [Q, p] product per head
+  auto cumsum = [&] { triton("chunk_cumsum_fwd", 0, dt + 2 * H4); };
+  auto chunk_state = [&] { triton("chunk_state_fwd", state_fl, X + Bc + 2 * H4 + S4); };
+  auto bmm = [&] { triton("bmm_chunk_fwd", cb_fl, 2 * Bc + CB); };
+  if (!backward) {
+    cumsum();
+    chunk_state();
+    triton("state_passing_fwd", 0, S4 + S2);  // out_dtype = C.dtype
+    bmm();
+    // reads C·Bᵀ, x, dt, dA, C, the bf16 states and z; writes out and out_x
+    const Time cs = ssd_chunk_scan(s);
+    const Time mem = memory_bound(CB + 2 * X + 2 * H4 + Bc + S2 + 2 * X);
+    k.push_back({"chunk_scan_fwd", std::max(cs, mem), chunk_scan_flops(s)});
+    return k;
+  }
+  small("dt.clone", 2 * dt);
+  cumsum();
+  bmm();
+  chunk_state();
+  triton("state_passing_fwd", 0, 2 * S4);  // the backward's recompute keeps fp32 states
+  triton("chunk_scan_bwd_dz", 0, 6 * X);   // x, z, out_x, dout in; dz, dout_x out
+  small("dD.sum", DD + h * 4);
+  triton("chunk_scan_bwd_dstates", state_fl, Bc + H4 + X + S4);
+  triton("state_passing_bwd", 0, 2 * S4 + 2 * S2);
+  small("ddA_chunk_cumsum.sum", 2 * chunks * h * 4);
+  small("zeros dD", DD);
+  small("init_to_zero ddt", H4);
+  small("init_to_zero dD", DD);
+  triton("chunk_scan_chunk_state_bwd_dx", diag_fl + state_fl,
+         X + 2 * H4 + Bc + CB + X + S2 + X + H4);
+  small("dD.sum", DD + h * 4);
+  small("init_to_zero ddA", H4);
+  triton("chunk_state_bwd_db", state_fl, X + S2 + Bc + 2 * H4 + Bf + H4);
+  small("dB.sum", 2 * Bf);
+  small("ddA.cumsum", 2 * H4);
+  small("init_to_zero ddA_prev", H4);
+  triton("chunk_scan_bwd_dc", state_fl, S2 + H4 + X + Bc + Bf + H4);
+  small("dC.sum", 2 * Bf);
+  triton("chunk_scan_bwd_dcb", diag_fl, 2 * X + 2 * H4 + CB);
+  small("dCB.sum", 2 * CB);
+  triton("bmm_chunk_bwd dB", cb_fl, Bc + CB + Bf + Bc);
+  triton("bmm_chunk_bwd dC", cb_fl, Bc + CB + Bf + Bc);
+  small("ddA_prev[-1] +=", 3 * chunks * h * 4);
+  small("flip", 2 * H4);
+  small("cumsum", 2 * H4);
+  small("flip", 2 * H4);
+  // writes [b, h, chunks, Q / 32, Q] fp32 partials, then sums them (dim 3)
+  const double tiles = std::ceil(Q / 32.0);
+  triton("chunk_scan_bwd_ddAcs_stable", diag_fl, 2 * X + 2 * H4 + CB + tiles * H4);
+  small("ddAcs.sum", tiles * H4 + H4);
+  small("ddA_next + ddA_prev", 3 * H4);
+  small("ddA +=", 3 * H4);
+  small("init_to_zero dA", h * 4);
+  small("init_to_zero ddt_bias", h * 4);
+  triton("chunk_cumsum_bwd", 0, 2 * H4 + 2 * dt);
+  return k;
+}
+
 Time ComputeModel::ssd_scan(const SsdShape& s, bool backward) const {
-  const Time cs = ssd_chunk_scan(s);
-  const double tokens = static_cast<double>(s.batch) * static_cast<double>(s.seq);
-  const double d = static_cast<double>(s.heads) * s.head_dim;
-  const double recompute = tokens * (2.0 * s.chunk * s.groups * s.state + 2.0 * d * s.state);
-  const double flops = backward ? 2.0 * scan_flops(s) + recompute : scan_flops(s);
-  const double ratio = flops / chunk_scan_flops(s);
-  return Time::from_ps(static_cast<int64_t>(std::llround(static_cast<double>(cs.ps()) * ratio)));
+  Time t = Time::zero();
+  for (const SsdKernel& k : ssd_kernels(s, backward))
+    t += k.time;
+  return t;
 }
 
 }  // namespace fleetsim

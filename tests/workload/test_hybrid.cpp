@@ -224,15 +224,39 @@ TEST_CASE("SSD chunk_scan time at a measured ssm-kernels.csv row (H800)") {
   bool fallback = true;
   CHECK(c.ssd_source(&fallback).find("mamba2 ssd: 6 measured chunk_scan rows on H800") == 0);
   CHECK_FALSE(fallback);
-  // The whole scan adds bmm_chunk and chunk_state: (2QGN + 4dN + Qd) / (Qd + 2dN) of the time;
-  // backward twice the forward plus the recomputed states and C·Bᵀ (2QGN + 2dN).
+  // mamba_ssm 2.3.1's forward (ssd_combined.py _mamba_chunk_scan_combined_fwd): chunk_cumsum,
+  // chunk_state, state_passing, bmm_chunk, chunk_scan. At this shape chunk_scan is compute-bound
+  // (the measured 645 us), and chunk_state's 2·d·N = 2·5120·128 FLOPs per token equal chunk_scan's
+  // Q·d + 2·d·N = 256·5120 + 2·5120·128 halved: 645 / 2 us at the same rate.
   s.seq = 4096;
-  const double d = 80 * 64;
-  const double cs = 256 * d + 2 * d * 128;
-  const double full = 2.0 * 256 * 1 * 128 + 4 * d * 128 + 256 * d;
-  CHECK(c.ssd_scan(s, false).us() == Approx(645 * full / cs).epsilon(0.001));
-  const double bwd = 2 * full + 2.0 * 256 * 1 * 128 + 2 * d * 128;
-  CHECK(c.ssd_scan(s, true).us() == Approx(645 * bwd / cs).epsilon(0.001));
+  const auto fwd = c.ssd_kernels(s, false);
+  REQUIRE(fwd.size() == 5);
+  CHECK(std::string(fwd[4].name) == "chunk_scan_fwd");
+  CHECK(fwd[4].time.us() == Approx(645).epsilon(0.001));
+  CHECK(std::string(fwd[1].name) == "chunk_state_fwd");
+  CHECK(fwd[1].time.us() == Approx(645.0 / 2).epsilon(0.001));
+  // state_passing has no FLOPs to speak of: the fp32 chunk states in, bf16 out. 8 sequences of
+  // 4096 / 256 = 16 chunks, 80 heads x 64 x 128 state values per chunk: 128 · 655,360 · (4 + 2)
+  // = 503,316,480 bytes at the memory-bound bandwidth.
+  const double Bps = 1e9 / (c.memory_bound(1e9).us() * 1e-6);
+  CHECK(std::string(fwd[2].name) == "state_passing_fwd");
+  CHECK(fwd[2].time.us() == Approx(503'316'480.0 / Bps * 1e6).epsilon(0.001));
+  // Backward (_mamba_chunk_scan_combined_bwd): 15 Triton kernels (the recomputed cumsum, C·Bᵀ,
+  // chunk states and fp32 state passing; dz, dstates, state_passing_bwd, dx, dB, dC, dC·Bᵀ, two
+  // bmm_chunk_bwd, ddA_cumsum, cumsum_bwd) and 22 PyTorch ops: dt.clone(); 7 workspace zeroings
+  // (torch.zeros dD and the autotune pre-hooks' init_to_zero of dx's ddt and dD, dB's ddA, dC's
+  // ddA_prev, cumsum_bwd's dA and ddt_bias); the sums of dz's dD, state_passing's ddA, dx's dD,
+  // dB, dC, dC·Bᵀ and the ddA partials; dB's ddA cumsum; ddA_prev[..., -1] +=; flip, cumsum,
+  // flip; ddA_next + ddA_prev; ddA += — 37.
+  const auto bwd = c.ssd_kernels(s, true);
+  CHECK(bwd.size() == 37);
+  // The backward's state passing keeps fp32 states: 128 · 655,360 · (4 + 4) bytes.
+  CHECK(std::string(bwd[4].name) == "state_passing_fwd");
+  CHECK(bwd[4].time.us() == Approx(671'088'640.0 / Bps * 1e6).epsilon(0.001));
+  Time sum = Time::zero();
+  for (const auto& k : bwd)
+    sum += k.time;
+  CHECK(c.ssd_scan(s, true) == sum);
 }
 
 TEST_CASE("SSD on a GPU without rows: H800 rate times the bf16 peak ratio, with a warning") {
@@ -246,6 +270,16 @@ TEST_CASE("SSD on a GPU without rows: H800 rate times the bf16 peak ratio, with 
   s.groups = 1;
   s.chunk = 256;
   CHECK(c.ssd_chunk_scan(s).us() == Approx(645 * 989.0 / 2250).epsilon(0.001));
+  // Nemotron 3 Nano's shape at MBS 2 (2 x 8192 tokens, 64 heads x 64, state 128, 8 groups,
+  // chunk 128): chunk_state reads x (16,384 · 4096 · 2 = 134,217,728 B), B (16,384 · 8 · 128 · 2
+  // = 33,554,432), dt_out and dA_cumsum (2 · 128 chunks · 128 · 64 · 4 = 8,388,608) and writes
+  // the fp32 states (128 · 4096 · 128 · 4 = 268,435,456): 444,596,224 bytes, more time at the
+  // memory-bound bandwidth than its 2·d·N FLOPs per token (2/3 of chunk_scan's Q·d + 2·d·N) take.
+  SsdShape nano{2, 8192, 64, 64, 128, 8, 128};
+  const double Bps = 1e9 / (c.memory_bound(1e9).us() * 1e-6);
+  const auto k = c.ssd_kernels(nano, false);
+  CHECK(k[1].time.us() == Approx(444'596'224.0 / Bps * 1e6).epsilon(0.001));
+  CHECK(k[1].time.us() > c.ssd_chunk_scan(nano).us() * 2.0 / 3.0);
   bool fallback = false;
   CHECK(c.ssd_source(&fallback).find("B200: no Mamba-2 SSD rows") == 0);
   CHECK(fallback);
@@ -320,19 +354,24 @@ TEST_CASE("LoRA step of a small hybrid model: frozen mixer projections run no wg
   const double T = 4096;
   // Mamba block per token: in_proj 2·256·1096 = 561,152 (1096 = 2·512 + 2·2·16 + 8), conv
   // 2·4·576 = 4,608, SSD 2·64·2·16 + 4·512·16 + 64·512 = 69,632, out_proj 2·512·256 = 262,144.
-  // Forward: pre-norm, in_proj, conv, 5 SSD kernels, gated norm, out_proj, residual = 11.
+  // Forward: pre-norm, in_proj, conv, A = -exp(A_log) (exp, neg) and dt_bias.float(), 5 SSD
+  // kernels, norm, out_proj, residual = 14.
   CHECK(a.layer(0, false).flops == Approx(T * 897'536));
-  CHECK(a.layer(0, false).kernels == 11);
+  CHECK(a.layer(0, false).kernels == 14);
   CHECK(l.layer(0, false).flops == Approx(T * 897'536));
-  CHECK(l.layer(0, false).kernels == 11);
-  // Backward: dgrad and wgrad of both projections, the conv's forward again (4,608) and its
-  // backward (twice), SSD twice, 14 SSD kernels = 23; LoRA drops the two wgrad GEMMs
-  // (2 kernels, T·(561,152 + 262,144) FLOPs).
-  CHECK(a.layer(0, true).flops == Approx(T * 1'799'680));
-  CHECK(a.layer(0, true).kernels == 23);
-  CHECK(l.layer(0, true).flops == Approx(T * 976'384));
-  CHECK(l.layer(0, true).kernels == 21);
-  CHECK(l.layer(2, true).kernels == 21);
+  CHECK(l.layer(0, false).kernels == 14);
+  // Backward: pre-norm, dgrad and wgrad of both projections, the conv's forward again (4,608)
+  // and its backward (twice), the 3 small ops' backward, 37 SSD kernels, the norm and its
+  // weight gradient's sum and cast, residual = 51. SSD FLOPs per token (Q 64, G 2, N 16, d 512):
+  // recomputed C·Bᵀ 2·64·2·16 = 4,096 and states 2·512·16 = 16,384; dstates, dB, dC 16,384
+  // each; dx 64·512 + 16,384 = 49,152; dC·Bᵀ and ddA_cumsum 64·512 = 32,768 each; two
+  // bmm_chunk_bwd 4,096 each: 192,512 (before: twice the forward's 69,632 = 139,264). LoRA
+  // drops the two wgrad GEMMs (2 kernels, T·(561,152 + 262,144) FLOPs).
+  CHECK(a.layer(0, true).flops == Approx(T * (1'799'680 - 139'264 + 192'512)));
+  CHECK(a.layer(0, true).kernels == 51);
+  CHECK(l.layer(0, true).flops == Approx(T * (976'384 - 139'264 + 192'512)));
+  CHECK(l.layer(0, true).kernels == 49);
+  CHECK(l.layer(2, true).kernels == 49);
   // Attention block: linear_qkv [256 → 512] and linear_proj [256 → 256] lose their wgrad
   // (T·2·256·512, T·2·256·256) and gain adapters of rank 32: forward x·A, ·B (2 kernels,
   // 2·32·(256 + 512) = 49,152 and 2·32·512 = 32,768 per token), backward twice that in 4.

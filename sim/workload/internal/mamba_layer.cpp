@@ -1,18 +1,25 @@
 // One Mamba-2 block as Megatron-Core's MambaLayer / MambaMixer runs it (megatron/core/ssm/
-// mamba_mixer.py with mamba_ssm's kernels):
+// mamba_mixer.py at core_v0.16-0.18, the NeMo 26.02-26.08 containers, training path
+// _ssm_training with mamba_ssm 2.3.1's mamba_split_conv1d_scan_combined):
 //   RMSNorm → in_proj [h → z, x, B, C, dt] → causal conv1d + SiLU over x, B, C
-//   → SSD chunked scan (mamba_chunk_scan_combined) → gated RMSNorm norm(y · silu(z))
-//   → out_proj [d_inner → h] → residual add.
+//   → SSD chunked scan with the gate y · silu(z) in chunk_scan → RMSNorm (RMSNormGated
+//   called without z) → out_proj [d_inner → h] → residual add.
 // Tensor parallelism splits the heads and B/C groups (in_proj column-parallel, out_proj
-// row-parallel, the gated norm per group so it needs no communication): the same all-gather /
+// row-parallel, the norm per group so it needs no communication): the same all-gather /
 // reduce-scatter (sequence parallel) or all-reduce as an attention block. Backward: each GEMM's
 // dgrad and wgrad, the conv's forward again and its backward (mamba_ssm's
 // MambaSplitConv1dScanCombinedFn saves zxBCdt, not the conv output: 2 + 3 passes), the norm's
-// backward (5 passes), the SSD backward; full recompute runs the forward first. With more than
+// backward (3 passes, its weight-gradient sum and cast), the SSD backward kernel by kernel
+// (compute/ssm.cpp ssd_kernels); full recompute runs the forward first. With more than
 // one sequence per micro-batch, MambaMixer._ssm_training's [l, b] → [b, l] .contiguous() copies
 // of zxBCdt and of y (and in_proj's copy of the permuted zxBCdt gradient). Selective recompute
 // has nothing to recompute in a Mamba block (Megatron's --recompute-modules name none of its
 // parts).
+//
+// Kernels per block and micro-batch (the count tests/workload/test_hybrid.cpp checks), forward:
+// pre-norm, in_proj (its quantises + GEMM), conv, exp + neg + cast, 5 SSD, norm, out_proj,
+// residual; backward: pre-norm, in_proj dgrad + wgrad, conv forward + backward, 3 small
+// autograd ops, 37 SSD, norm + 2, out_proj dgrad + wgrad, residual.
 #include "workload/internal/mamba_layer.h"
 
 #include <algorithm>
@@ -61,16 +68,22 @@ class MambaBuilder : public MixerBuilder {
     sh.state = s.state;
     sh.groups = std::max(1, static_cast<int>(s.groups / p_.tp));
     sh.chunk = s.chunk;
-    // mamba_ssm's chunked scan runs 5 kernels forward (chunk_cumsum, chunk_state,
-    // state_passing, bmm_chunk, chunk_scan) and 14 backward (those recomputed but chunk_scan,
-    // then the dstates, state-passing, dx, dC, dB, dCB, ddA and cumsum gradients); the time is
-    // spread over them (each a Triton launch from Python: one eager op's host cost).
-    const double ssd_flops = T_ * ssd_scan_flops_per_token(s) / tp;
-    spread(c_.ssd_scan(sh, bwd), ssd_flops * (bwd ? 2.0 : 1.0), bwd ? 14 : 5);
+    // MambaMixer._ssm_training's small ops on the mixer's parameters before the fused call:
+    // A = -torch.exp(A_log.float()) (exp, neg) and dt_bias.float() (a bf16 parameter); their
+    // autograd backward: neg, exp's mul, the cast back.
+    const double hl = static_cast<double>(s.heads) / tp;
+    mem(hl * 4 * 2);
+    mem(hl * 4 * 2);
+    mem(hl * (2 + 4));
+    // mamba_ssm's chunked scan kernel by kernel (compute/ssm.cpp, ssd_kernels: 5 forward, 37
+    // backward), each a Triton or PyTorch launch inside the fused autograd function.
+    for (const ComputeModel::SsdKernel& k : c_.ssd_kernels(sh, bwd))
+      b_.kernel(k.time, k.flops);
     // y back to [l, b, ·] (.contiguous(), forward only: its gradient enters the scan's
     // backward as a permuted view, whose Triton kernels take the strides as they are).
     if (batched && !bwd) mem(T_ * d * 2.0 * 2.0);
-    norm_out_proj_residual(d, in_proj, bwd);  // gated RMSNorm over y, z
+    // MambaMixer's RMSNormGated is called without z: the gate y · silu(z) ran in chunk_scan.
+    norm_out_proj_residual(d, in_proj, bwd, false);
     b_.end_graph();
   }
 };

@@ -85,13 +85,24 @@ class MixerBuilder {
     for (int i = 0; i < parts; ++i)
       b_.kernel(Time::from_ps(t.ps() / parts), flops / parts);
   }
-  // The mixer's tail, after its chunked kernel: the gated RMSNorm over `width` values per token
-  // (forward y|o and z in, out; backward also their gradients), the out-projection, the TP
-  // collectives as the attention block's (backward: RS of the input gradient, AG before
-  // out_proj's dgrad, AG re-gathering the sequence-parallel input for in_proj's weight
-  // gradient) and the residual add.
-  void norm_out_proj_residual(double width, Time in_proj, bool bwd) {
-    mem(T_ * width * 2.0 * (bwd ? 5.0 : 3.0));
+  // The mixer's tail, after its chunked kernel: the RMSNorm over `width` values per token, the
+  // out-projection, the TP collectives as the attention block's (backward: RS of the input
+  // gradient, AG before out_proj's dgrad, AG re-gathering the sequence-parallel input for
+  // in_proj's weight gradient) and the residual add. `gated`: the norm multiplies by silu(z)
+  // (forward y|o and z in, out; backward also their gradients); otherwise the gate ran inside
+  // the chunked kernel and the norm is y in, out (backward dy and y in, dy out, then its weight
+  // gradient's .sum(0) over the row-group partials and the cast to the weight's dtype:
+  // mamba_ssm layernorm_gated.py _layer_norm_bwd).
+  void norm_out_proj_residual(double width, Time in_proj, bool bwd, bool gated = true) {
+    if (gated) {
+      mem(T_ * width * 2.0 * (bwd ? 5.0 : 3.0));
+    } else {
+      mem(T_ * width * 2.0 * (bwd ? 3.0 : 2.0));
+      if (bwd) {
+        mem(width * 4.0 * 2.0);  // _dw.sum(0) (fp32 row-group partials, at least one row)
+        mem(width * 6.0);        // .to(weight.dtype)
+      }
+    }
     const Time out_proj = linear(T_, h_, width, bwd);
     if (!bwd) rs(out_proj);
     if (bwd) {
