@@ -102,87 +102,124 @@ Time ComputeModel::ssd_chunk_scan(const SsdShape& s) const {
   return us_to_time(chunk_scan_flops(s) / (rate * 1e12) * 1e6);
 }
 
+namespace {
+
+// The kernels of one chunked-scan call, forward or backward, with the shape's tensor sizes.
+class SsdKernels {
+ public:
+  SsdKernels(const ComputeModel& c, const SsdShape& s, double rate_flops)
+      : c_(c), rate_(rate_flops) {
+    const double T = static_cast<double>(s.batch) * static_cast<double>(s.seq);
+    const double d = static_cast<double>(s.heads) * s.head_dim, g = s.groups, n = s.state;
+    const double chunks =
+        static_cast<double>(s.batch) * std::ceil(static_cast<double>(s.seq) / s.chunk);
+    h_ = s.heads;
+    Q_ = s.chunk;
+    hc_ = chunks * h_ * 4;
+    // Tensor sizes in bytes: x / z / out / dout [T, d] bf16; B or C [T, G·N] bf16 and their
+    // fp32 gradient partials; dt [T, h] bf16; dt_out / dA_cumsum / ddA [b, h, chunks, Q] fp32;
+    // the chunk states [b, chunks, h, p, N] fp32 or bf16; C·Bᵀ [b, chunks, G, Q, Q] fp32; the
+    // dD partials [Q / 32, b, chunks, h] fp32 (chunk_scan_bwd_dz, _chunk_state_bwd_dx).
+    X_ = T * d * 2;
+    Bc_ = T * g * n * 2;
+    Bf_ = T * g * n * 4;
+    dt_ = T * h_ * 2;
+    H4_ = chunks * Q_ * h_ * 4;
+    S4_ = chunks * d * n * 4;
+    S2_ = chunks * d * n * 2;
+    CB_ = chunks * g * Q_ * Q_ * 4;
+    DD_ = std::ceil(Q_ / 32.0) * hc_;
+    state_fl_ = 2 * T * d * n;    // x·B (chunk_state), dout·C, x·dstates, dout·states
+    cb_fl_ = 2 * T * Q_ * g * n;  // C·Bᵀ per chunk and group, and its gradients
+    diag_fl_ = T * Q_ * d;        // the causal half of a [Q, Q] x [Q, p] product per head
+  }
+
+  std::vector<ComputeModel::SsdKernel> forward(Time chunk_scan, double chunk_scan_flops) {
+    cumsum();
+    chunk_state();
+    triton("state_passing_fwd", 0, S4_ + S2_);  // out_dtype = C.dtype
+    bmm();
+    // reads C·Bᵀ, x, dt, dA, C, the bf16 states and z; writes out and out_x
+    const Time mem = c_.memory_bound(CB_ + 2 * X_ + 2 * H4_ + Bc_ + S2_ + 2 * X_);
+    k_.push_back({"chunk_scan_fwd", std::max(chunk_scan, mem), chunk_scan_flops});
+    return std::move(k_);
+  }
+
+  std::vector<ComputeModel::SsdKernel> backward() {
+    small("dt.clone", 2 * dt_);
+    cumsum();
+    bmm();
+    chunk_state();
+    triton("state_passing_fwd", 0, 2 * S4_);  // the backward's recompute keeps fp32 states
+    triton("chunk_scan_bwd_dz", 0, 6 * X_);   // x, z, out_x, dout in; dz, dout_x out
+    small("dD.sum", DD_ + h_ * 4);
+    triton("chunk_scan_bwd_dstates", state_fl_, Bc_ + H4_ + X_ + S4_);
+    triton("state_passing_bwd", 0, 2 * S4_ + 2 * S2_);
+    small("ddA_chunk_cumsum.sum", 2 * hc_);
+    small("zeros dD", DD_);
+    small("init_to_zero ddt", H4_);
+    small("init_to_zero dD", DD_);
+    triton("chunk_scan_chunk_state_bwd_dx", diag_fl_ + state_fl_,
+           3 * X_ + 3 * H4_ + Bc_ + CB_ + S2_);  // x, dout, dx; dt, dA, ddt
+    small("dD.sum", DD_ + h_ * 4);
+    bwd_db_dc();
+    triton("chunk_scan_bwd_dcb", diag_fl_, 2 * X_ + 2 * H4_ + CB_);
+    small("dCB.sum", 2 * CB_);
+    triton("bmm_chunk_bwd dB", cb_fl_, 2 * Bc_ + CB_ + Bf_);
+    triton("bmm_chunk_bwd dC", cb_fl_, 2 * Bc_ + CB_ + Bf_);
+    small("ddA_prev[-1] +=", 3 * hc_);
+    small("flip", 2 * H4_);
+    small("cumsum", 2 * H4_);
+    small("flip", 2 * H4_);
+    // writes [b, h, chunks, Q / 32, Q] fp32 partials, then sums them (dim 3)
+    const double tiles = std::ceil(Q_ / 32.0);
+    triton("chunk_scan_bwd_ddAcs_stable", diag_fl_, 2 * X_ + 2 * H4_ + CB_ + tiles * H4_);
+    small("ddAcs.sum", tiles * H4_ + H4_);
+    small("ddA_next + ddA_prev", 3 * H4_);
+    small("ddA +=", 3 * H4_);
+    small("init_to_zero dA", h_ * 4);
+    small("init_to_zero ddt_bias", h_ * 4);
+    triton("chunk_cumsum_bwd", 0, 2 * H4_ + 2 * dt_);
+    return std::move(k_);
+  }
+
+ private:
+  void triton(const char* name, double flops, double bytes) {
+    const Time mem = c_.memory_bound(bytes);
+    const Time fl = us_to_time(flops / rate_ * 1e6);
+    k_.push_back({name, std::max(mem, fl), flops});
+  }
+  void small(const char* name, double bytes) { k_.push_back({name, c_.memory_bound(bytes), 0}); }
+  void cumsum() { triton("chunk_cumsum_fwd", 0, dt_ + 2 * H4_); }
+  void chunk_state() { triton("chunk_state_fwd", state_fl_, X_ + Bc_ + 2 * H4_ + S4_); }
+  void bmm() { triton("bmm_chunk_fwd", cb_fl_, 2 * Bc_ + CB_); }
+  // dB (x, bf16 dstates, B, dt, dA in; fp32 dB partials, ddA out) and dC (bf16 states, dA,
+  // dout, C in; fp32 dC partials, ddA_prev out), each with its zeroed ddA workspace and the
+  // .sum() over head splits; dB's ddA cumsum.
+  void bwd_db_dc() {
+    small("init_to_zero ddA", H4_);
+    triton("chunk_state_bwd_db", state_fl_, X_ + S2_ + Bc_ + 3 * H4_ + Bf_);
+    small("dB.sum", 2 * Bf_);
+    small("ddA.cumsum", 2 * H4_);
+    small("init_to_zero ddA_prev", H4_);
+    triton("chunk_scan_bwd_dc", state_fl_, S2_ + 2 * H4_ + X_ + Bc_ + Bf_);
+    small("dC.sum", 2 * Bf_);
+  }
+
+  const ComputeModel& c_;
+  double rate_;
+  double h_, Q_, hc_, X_, Bc_, Bf_, dt_, H4_, S4_, S2_, CB_, DD_;
+  double state_fl_, cb_fl_, diag_fl_;
+  std::vector<ComputeModel::SsdKernel> k_;
+};
+
+}  // namespace
+
 std::vector<ComputeModel::SsdKernel> ComputeModel::ssd_kernels(const SsdShape& s,
                                                                bool backward) const {
   const double T = static_cast<double>(s.batch) * static_cast<double>(s.seq);
-  const double h = s.heads, d = static_cast<double>(s.heads) * s.head_dim, g = s.groups;
-  const double n = s.state, Q = s.chunk;
-  const double chunks =
-      static_cast<double>(s.batch) * std::ceil(static_cast<double>(s.seq) / s.chunk);
-  const double rate = impl_->ssd_rate_tflops(T) * 1e12;
-  // Tensor sizes in bytes: x / z / out / dout [T, d] bf16; B or C [T, G·N] bf16 and their fp32
-  // gradient partials; dt [T, h] bf16; dt_out / dA_cumsum / ddA [b, h, chunks, Q] fp32; the
-  // chunk states [b, chunks, h, p, N] fp32 or bf16; C·Bᵀ [b, chunks, G, Q, Q] fp32.
-  const double X = T * d * 2, Bc = T * g * n * 2, Bf = T * g * n * 4, dt = T * h * 2;
-  const double H4 = chunks * Q * h * 4, S4 = chunks * d * n * 4, S2 = chunks * d * n * 2;
-  const double CB = chunks * g * Q * Q * 4;
-  // dD partials [Q / 32, b, chunks, h] fp32 (chunk_scan_bwd_dz, chunk_scan_chunk_state_bwd_dx)
-  const double DD = std::ceil(Q / 32.0) * chunks * h * 4;
-  std::vector<SsdKernel> k;
-  auto triton = [&](const char* name, double flops, double bytes) {
-    const Time mem = memory_bound(bytes);
-    const Time fl = us_to_time(flops / rate * 1e6);
-    k.push_back({name, std::max(mem, fl), flops});
-  };
-  auto small = [&](const char* name, double bytes) { k.push_back({name, memory_bound(bytes), 0}); };
-  const double state_fl = 2 * T * d * n;   // x·B (chunk_state), dout·C, x·dstates, dout·states
-  const double cb_fl = 2 * T * Q * g * n;  // C·Bᵀ per chunk and group, and its gradients
-  const double diag_fl = T * Q * d;        // the causal half of a [Q, Q] x [Q, p] product per head
-  auto cumsum = [&] { triton("chunk_cumsum_fwd", 0, dt + 2 * H4); };
-  auto chunk_state = [&] { triton("chunk_state_fwd", state_fl, X + Bc + 2 * H4 + S4); };
-  auto bmm = [&] { triton("bmm_chunk_fwd", cb_fl, 2 * Bc + CB); };
-  if (!backward) {
-    cumsum();
-    chunk_state();
-    triton("state_passing_fwd", 0, S4 + S2);  // out_dtype = C.dtype
-    bmm();
-    // reads C·Bᵀ, x, dt, dA, C, the bf16 states and z; writes out and out_x
-    const Time cs = ssd_chunk_scan(s);
-    const Time mem = memory_bound(CB + 2 * X + 2 * H4 + Bc + S2 + 2 * X);
-    k.push_back({"chunk_scan_fwd", std::max(cs, mem), chunk_scan_flops(s)});
-    return k;
-  }
-  small("dt.clone", 2 * dt);
-  cumsum();
-  bmm();
-  chunk_state();
-  triton("state_passing_fwd", 0, 2 * S4);  // the backward's recompute keeps fp32 states
-  triton("chunk_scan_bwd_dz", 0, 6 * X);   // x, z, out_x, dout in; dz, dout_x out
-  small("dD.sum", DD + h * 4);
-  triton("chunk_scan_bwd_dstates", state_fl, Bc + H4 + X + S4);
-  triton("state_passing_bwd", 0, 2 * S4 + 2 * S2);
-  small("ddA_chunk_cumsum.sum", 2 * chunks * h * 4);
-  small("zeros dD", DD);
-  small("init_to_zero ddt", H4);
-  small("init_to_zero dD", DD);
-  triton("chunk_scan_chunk_state_bwd_dx", diag_fl + state_fl,
-         X + 2 * H4 + Bc + CB + X + S2 + X + H4);
-  small("dD.sum", DD + h * 4);
-  small("init_to_zero ddA", H4);
-  triton("chunk_state_bwd_db", state_fl, X + S2 + Bc + 2 * H4 + Bf + H4);
-  small("dB.sum", 2 * Bf);
-  small("ddA.cumsum", 2 * H4);
-  small("init_to_zero ddA_prev", H4);
-  triton("chunk_scan_bwd_dc", state_fl, S2 + H4 + X + Bc + Bf + H4);
-  small("dC.sum", 2 * Bf);
-  triton("chunk_scan_bwd_dcb", diag_fl, 2 * X + 2 * H4 + CB);
-  small("dCB.sum", 2 * CB);
-  triton("bmm_chunk_bwd dB", cb_fl, Bc + CB + Bf + Bc);
-  triton("bmm_chunk_bwd dC", cb_fl, Bc + CB + Bf + Bc);
-  small("ddA_prev[-1] +=", 3 * chunks * h * 4);
-  small("flip", 2 * H4);
-  small("cumsum", 2 * H4);
-  small("flip", 2 * H4);
-  // writes [b, h, chunks, Q / 32, Q] fp32 partials, then sums them (dim 3)
-  const double tiles = std::ceil(Q / 32.0);
-  triton("chunk_scan_bwd_ddAcs_stable", diag_fl, 2 * X + 2 * H4 + CB + tiles * H4);
-  small("ddAcs.sum", tiles * H4 + H4);
-  small("ddA_next + ddA_prev", 3 * H4);
-  small("ddA +=", 3 * H4);
-  small("init_to_zero dA", h * 4);
-  small("init_to_zero ddt_bias", h * 4);
-  triton("chunk_cumsum_bwd", 0, 2 * H4 + 2 * dt);
-  return k;
+  SsdKernels k(*this, s, impl_->ssd_rate_tflops(T) * 1e12);
+  return backward ? k.backward() : k.forward(ssd_chunk_scan(s), chunk_scan_flops(s));
 }
 
 Time ComputeModel::ssd_scan(const SsdShape& s, bool backward) const {
