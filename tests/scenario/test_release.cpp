@@ -97,6 +97,20 @@ TEST_CASE("release switch table: the same release differs by GPU and precision a
   const ReleaseRecipe b200 = resolve_release("nemo-26.02", "qwen3-30b-a3b", "B200",
                                              par(PrecisionRecipe::kMxfp8), kRoot, "t", "/x");
   CHECK(value(b200, "moe_dispatcher") == "alltoall");
+  // Qwen3-30B-A3B on H100: v0.3.0 QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1 is DeepEP with
+  // moe_a2a_overlap; v0.3.1's (Megatron-Bridge PR 2477, commit f29a269f8) is HybridEP without it.
+  const ReleaseRecipe h100_2602 =
+      resolve_release("nemo-26.02", "qwen3-30b-a3b", "H100",
+                      par(PrecisionRecipe::kFp8Current, 2, 12), kRoot, "t", "/x");
+  CHECK(value(h100_2602, "moe_flex_backend") == "deepep");
+  CHECK(value(h100_2602, "ep_comm_overlap") == "true");
+  const ReleaseRecipe h100_260201 =
+      resolve_release("nemo-26.02.01", "qwen3-30b-a3b", "H100",
+                      par(PrecisionRecipe::kFp8Current, 2, 12), kRoot, "t", "/x");
+  CHECK(value(h100_260201, "moe_dispatcher") == "flex");
+  CHECK(value(h100_260201, "moe_flex_backend") == "hybridep");
+  CHECK(value(h100_260201, "ep_comm_overlap") == "false");
+  CHECK(value(h100_260201, "cuda_graphs") == "none");
   // v0.1.0rc3 run_script.py: DeepSeek-V3 with DeepEP and A2A_1F1B on H100 only.
   const ReleaseRecipe h100 = resolve_release("nemo-25.09", "deepseek-v3", "H100",
                                              par(PrecisionRecipe::kFp8Current), kRoot, "t", "/x");
