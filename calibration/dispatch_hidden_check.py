@@ -12,7 +12,7 @@ from `fleetsim run scenarios/qwen3-30b-a3b-h100-hybridep.json`, collective_time_
 
 This prints (1) the model's terms for that call at 16 and 32 SMs (Megatron-Bridge's recipes give
 HybridEP 32), (2) the bound the hidden-7168 H100 EP 16 rows at 4 SMs put on any SM-side term,
-(3) with --fits, the fit of fit_dispatch.py with the call added as a fitting row at weight 0, 1
+(3) HybridEP's c_tok / r_sm split moved along the line the hidden-7168 rows fix, and (4) with --fits, the fit of fit_dispatch.py with the call added as a fitting row at weight 0, 1
 and 30 (30 makes the fit match it), for the model as it is and for the model with one more
 parameter, n_msg, a cost per RDMA copy on the NIC path of normal-mode calls. The figures are in
 docs/validation.md ("Component check: Qwen3-30B-A3B on 16 H100").
@@ -89,6 +89,29 @@ def mape(rows, facts, X, model):
     return 100 * sum(e) / len(e)
 
 
+def split(rows, facts, X):
+    """HybridEP's c_tok / r_sm moved along the line that keeps the SM cost per BF16 copy at hidden
+    7168 (14,336 B) fixed, the other parameters as committed: how much the 120 HybridEP rows
+    prefer one split, and what it does to a call inside one NVLink domain at hidden 2048."""
+    per_copy = X["h_c"] + 14336 / X["h_r"] / 1e3
+    hy = [(f, r) for f, r in zip(facts, rows) if r["library"] == "hybridep"]
+    call = F.row_facts(dict(hardware="B200", library="hybridep", mode="normal", op="dispatch",
+                            dtype="bf16", ranks="8", gpus_per_node="8", tokens_per_rank="4096",
+                            hidden="2048", top_k="8", experts="128", metric_name="time_us",
+                            metric_value="1", bw_def="", notes="sms=32 api=kernel"))
+    print("committed: c_tok is %.0f %% of the SM cost per copy at hidden 7168" %
+          (100 * X["h_c"] / per_copy))
+    for share in (1.0, 0.8, 0.6, 0.4, 0.2):
+        Y = dict(X, h_c=per_copy * share)
+        Y["h_r"] = 14336 / ((per_copy - Y["h_c"]) * 1e3) if share < 1 else 1e12
+        loss = sum(abs(F.math.log(F.predict(f, Y) / f["t"])) for f, _ in hy)
+        print("c_tok %3.0f %% of it (c_tok %.3f us, r_sm %.4g GB/s): HybridEP rows MAPE %.2f %%, "
+              "summed |log| %.2f; B200 EP 8 hidden-2048 BF16 dispatch at 32 SMs %.0f us" % (
+                  100 * share, Y["h_c"], Y["h_r"], mape([r for _, r in hy], [f for f, _ in hy],
+                                                        Y, F.predict), loss,
+                  F.predict(call, Y)))
+
+
 def main():
     X = committed()
     print("measured per call: %.0f us (%.0f-%.0f)" % ((MEASURED_US,) + RANGE_US))
@@ -114,6 +137,7 @@ def main():
     for f in four:
         print("bound from the 4-SM BF16 %-8s row (%.0f us): SM-side terms <= %.0f us at 32 SMs" % (
             "combine" if f["comb"] else "dispatch", f["t"], f["t"] * 4 / 32))
+    split(rows, facts, X)
     if "--fits" not in sys.argv:
         return
     extra = [component_call(op, 32) for op in ("dispatch", "combine")]
