@@ -173,6 +173,7 @@ void read_window(HfReader& r, ModelSpec& m, Family f) {
     read_layer_types(r, m, window);
     return;
   }
+  r.ignore("layer_types");  // null: the config class derives it from the window keys
   if (window > 0 && window < m.max_seq_len) {
     if (f != Family::kMistral && f != Family::kMixtral)
       r.fail("/sliding_window", "a window on every layer is only read for mistral / mixtral");
@@ -211,6 +212,7 @@ void read_gqa(HfReader& r, ModelSpec& m) {
              "num_attention_heads (" +
                  std::to_string(a.heads) + ")");
     a.head_dim = static_cast<int>(m.hidden / a.heads);
+    r.ignore("head_dim");  // null: derived, as the config classes' __post_init__ does
     r.note("/attention/head_dim", "head_dim absent: hidden_size / num_attention_heads");
   }
 }
@@ -248,6 +250,12 @@ void read_mla(HfReader& r, ModelSpec& m) {
   a.head_dim = a.v_head_dim;
   r.note("/attention/head_dim", "MLA: the v head dim (v_head_dim)");
   r.ignore("head_dim");  // newer DeepseekV3Config: qk_rope_head_dim, derived
+  // DeepseekV3Config stores the derived qk_nope_head_dim + qk_rope_head_dim as qk_head_dim.
+  if (r.present("qk_head_dim") &&
+      r.integer("qk_head_dim", 1, 8192, "") != a.qk_nope_head_dim + a.qk_rope_head_dim)
+    r.fail("/qk_head_dim", "must equal qk_nope_head_dim + qk_rope_head_dim (" +
+                               std::to_string(a.qk_nope_head_dim + a.qk_rope_head_dim) + ")");
+  r.ignore("qk_head_dim");
   if (r.boolean_or("attention_bias", false, ""))
     r.fail("/attention_bias", "not supported with MLA");
   // DeepSeek-V3.2 (DeepseekV32Config): DeepSeek sparse attention, all three keys or none.
@@ -312,6 +320,20 @@ void read_deepseek_moe(HfReader& r, ModelSpec& m) {
       r.present("first_k_dense_replace")
           ? r.integer("first_k_dense_replace", 0, m.layers - 1, "/moe/first_k_dense")
           : 0);
+  // transformers 5's per-layer list (DeepseekV32Config, ...): "dense" for the first
+  // first_k_dense_replace layers, then "sparse" (MoE), as its __post_init__ writes it.
+  if (r.present("mlp_layer_types")) {
+    const std::vector<std::string> t = r.string_list("mlp_layer_types");
+    std::vector<std::string> want(static_cast<size_t>(m.layers), "sparse");
+    std::fill_n(want.begin(), m.moe.first_k_dense, "dense");
+    if (t != want)
+      r.fail("/mlp_layer_types",
+             "expected " + std::to_string(m.moe.first_k_dense) + " 'dense' then 'sparse' (" +
+                 std::to_string(m.layers) +
+                 " entries, from first_k_dense_replace): other dense / MoE layer patterns are "
+                 "not modelled for this family");
+  }
+  r.ignore("mlp_layer_types");  // null: derived from first_k_dense_replace
   if (r.present("moe_layer_freq") && r.integer("moe_layer_freq", 1, m.layers, "") != 1) {
     r.fail("/moe_layer_freq",
            "DeepSeek's every-k-th-layer rule (layer_idx % moe_layer_freq) "
@@ -346,14 +368,29 @@ void read_llama_like(HfReader& r, ModelSpec& m, Family f) {
   // GLM-4.5 (modeling_glm4_moe.py): GQA with DeepSeek's MoE layer (first_k_dense_replace dense
   // layers, shared experts of moe_intermediate_size, sigmoid routing with a correction bias,
   // MTP layers) and optional q_norm / k_norm.
-  if (f == Family::kGlm4Moe) read_deepseek_moe(r, m);
+  if (f == Family::kGlm4Moe) {
+    read_deepseek_moe(r, m);
+    // Early Glm4MoeConfig (Qwen's MoE keys): decoder_sparse_step, every layer after the dense
+    // prefix MoE at 1.
+    if (r.present("decoder_sparse_step") && r.integer("decoder_sparse_step", 1, m.layers, "") != 1)
+      r.fail("/decoder_sparse_step",
+             "an MoE layer every k-th layer is not modelled for glm4_moe (only 1: "
+             "first_k_dense_replace dense layers, then every layer MoE)");
+  }
   m.attention.qk_norm = f == Family::kQwen3 || f == Family::kQwen3Moe;
   if (m.attention.qk_norm) r.note("/attention/qk_norm", "Qwen3 q_norm / k_norm on every layer");
   if (f == Family::kGlm4Moe)
     m.attention.qk_norm = r.boolean_or("use_qk_norm", false, "/attention/qk_norm");
   const bool qwen2 = f == Family::kQwen2 || f == Family::kQwen2Moe;
   if (f != Family::kDeepseek) {
-    const bool bias = r.boolean_or("attention_bias", qwen2, "/attention/qkv_bias");
+    bool bias = r.boolean_or("attention_bias", qwen2, "/attention/qkv_bias");
+    // Newer Qwen2MoeConfig: qkv_bias (q, k, v biases; o_proj has none), default true.
+    if (qwen2 && r.present("qkv_bias")) {
+      const bool qkv = r.boolean_or("qkv_bias", true, "/attention/qkv_bias");
+      if (r.present("attention_bias") && qkv != bias)
+        r.fail("/qkv_bias", "disagrees with attention_bias");
+      bias = qkv;
+    }
     m.attention.qkv_bias = bias;
     if (qwen2) r.note("/attention/qkv_bias", "Qwen2Attention: q, k, v biases");
     if (f == Family::kGlm4Moe && bias)

@@ -33,8 +33,11 @@ void nemotron_blocks(HfReader& r, ModelSpec& m) {
   std::string pattern;
   if (r.present("layers_block_type")) {
     const std::vector<std::string> types = r.string_list("layers_block_type");
+    // transformers' newer names (remap_legacy_layer_types): linear_attention for mamba,
+    // full_attention for attention.
     static const char* const kNames[][2] = {
-        {"mamba", "M"}, {"attention", "*"}, {"mlp", "-"}, {"moe", "E"}};
+        {"mamba", "M"}, {"attention", "*"},        {"mlp", "-"},
+        {"moe", "E"},   {"linear_attention", "M"}, {"full_attention", "*"}};
     for (size_t i = 0; i < types.size(); ++i) {
       const auto* k = std::find_if(std::begin(kNames), std::end(kNames),
                                    [&](const auto& n) { return types[i] == n[0]; });
@@ -80,7 +83,8 @@ void nemotron_mtp(HfReader& r, ModelSpec& m, bool moe) {
                " block per MTP module, the only MTP shape modelled)");
   if (r.present("mtp_layers_block_type")) {
     const std::vector<std::string> t = r.string_list("mtp_layers_block_type");
-    if (t != std::vector<std::string>{"attention", moe ? "moe" : "mlp"})
+    if (t != std::vector<std::string>{"attention", moe ? "moe" : "mlp"} &&
+        t != std::vector<std::string>{"full_attention", moe ? "moe" : "mlp"})
       r.fail("/mtp_layers_block_type",
              std::string("expected [\"attention\", \"") + (moe ? "moe" : "mlp") + "\"]");
   }
@@ -148,7 +152,12 @@ void read_nemotron_h(HfReader& r, ModelSpec& m) {
   for (const char* k :
        {"mamba_hidden_act", "time_step_min", "time_step_max", "time_step_floor", "time_step_limit",
         "mamba_dt_min", "mamba_dt_max", "mamba_dt_limit", "mamba_dt_init_floor",
-        "rescale_prenorm_residual", "residual_in_fp32", "num_logits_to_keep", "use_mamba_kernels"})
+        "rescale_prenorm_residual", "residual_in_fp32", "num_logits_to_keep", "use_mamba_kernels",
+        // inference: the dtype of the SSM state cache
+        "mamba_ssm_cache_dtype",
+        // scheduling switch (shared expert overlapped with the routed path): same parameters
+        // and FLOPs; fleetsim's own overlap model decides the timing
+        "moe_shared_expert_overlap"})
     r.ignore(k);
 }
 
@@ -172,6 +181,7 @@ std::vector<bool> qwen3_next_full_attention(HfReader& r, int layers) {
     r.ignore("full_attention_interval");
     return full;
   }
+  r.ignore("layer_types");  // null: from full_attention_interval
   const int64_t every = r.present("full_attention_interval")
                             ? r.integer("full_attention_interval", 1, layers, "")
                             : 4;

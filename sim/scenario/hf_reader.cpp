@@ -14,70 +14,71 @@ using namespace jsonr;
 // token ids, dtype and library versions, initialisation, dropout, norm epsilons, RoPE
 // constants and scaling (position encoding costs no GEMM), auxiliary-loss coefficients and
 // routing details whose statistics sim/moe models, inference-only switches.
-const std::vector<std::string> kNoCompute = {"_name_or_path",
-                                             "architectures",
-                                             "auto_map",
-                                             "bos_token_id",
-                                             "eos_token_id",
-                                             "pad_token_id",
-                                             "torch_dtype",
-                                             "dtype",
-                                             "transformers_version",
-                                             "initializer_range",
-                                             "use_cache",
-                                             "rms_norm_eps",
-                                             "layer_norm_eps",
-                                             "layer_norm_epsilon",
-                                             "norm_eps",
-                                             "rope_theta",
-                                             "rope_scaling",
-                                             "rope_parameters",
-                                             "rope_interleave",
-                                             "partial_rotary_factor",
-                                             "attention_dropout",
-                                             "hidden_dropout",
-                                             "resid_pdrop",
-                                             "embd_pdrop",
-                                             "attn_pdrop",
-                                             "pretraining_tp",
-                                             "router_aux_loss_coef",
-                                             "aux_loss_alpha",
-                                             "output_router_logits",
-                                             "router_jitter_noise",
-                                             "seq_aux",
-                                             "norm_topk_prob",
-                                             "scoring_func",
-                                             "topk_method",
-                                             "n_group",
-                                             "topk_group",
-                                             "routed_scaling_factor",
-                                             "ep_size",
-                                             "quantization_config",
-                                             "initial_context_length",
-                                             "swiglu_limit",
-                                             "summary_activation",
-                                             "summary_first_dropout",
-                                             "summary_proj_to_labels",
-                                             "summary_type",
-                                             "summary_use_proj",
-                                             "task_specific_params",
-                                             "scale_attn_weights",
-                                             "reorder_and_upcast_attn",
-                                             "scale_attn_by_inverse_layer_idx",
-                                             "use_return_dict",
-                                             "tokenizer_class",
-                                             "id2label",
-                                             "label2id",
-                                             "use_mla",
-                                             "bias",
-                                             "rope_type",
-                                             "chat_template",
-                                             "unsloth_fixed",
-                                             "decoder_start_token_id",
-                                             "max_length",
-                                             "is_decoder",
-                                             "use_mrope",
-                                             "output_past"};
+const std::vector<std::string> kNoCompute = {
+    "_name_or_path", "architectures", "auto_map", "bos_token_id", "eos_token_id", "pad_token_id",
+    "torch_dtype", "dtype", "transformers_version", "initializer_range", "use_cache",
+    "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_eps", "rope_theta",
+    "rope_scaling", "rope_parameters", "rope_interleave", "partial_rotary_factor",
+    "attention_dropout", "hidden_dropout", "resid_pdrop", "embd_pdrop", "attn_pdrop",
+    "pretraining_tp", "router_aux_loss_coef", "aux_loss_alpha", "output_router_logits",
+    "router_jitter_noise", "seq_aux", "norm_topk_prob", "scoring_func", "topk_method", "n_group",
+    "topk_group", "routed_scaling_factor", "ep_size", "quantization_config",
+    "initial_context_length", "swiglu_limit", "summary_activation", "summary_first_dropout",
+    "summary_proj_to_labels", "summary_type", "summary_use_proj", "task_specific_params",
+    "scale_attn_weights", "reorder_and_upcast_attn", "scale_attn_by_inverse_layer_idx",
+    "use_return_dict", "tokenizer_class", "id2label", "label2id", "use_mla", "bias", "rope_type",
+    "chat_template", "unsloth_fixed", "decoder_start_token_id", "max_length", "is_decoder",
+    "use_mrope", "output_past",
+    // gpt_oss: sigmoid gain of the clamped SwiGLU
+    // (element-wise, like swiglu_limit).
+    "swiglu_alpha",
+    // PretrainedConfig's output flags (what forward()
+    // returns; no GEMM, no stored tensor in training).
+    "return_dict", "output_hidden_states", "output_attentions", "output_scores",
+    "return_dict_in_generate", "torchscript",
+    // PretrainedConfig's fine-tuning-task and tokenizer
+    // fields (a classification head is not the LM).
+    "finetuning_task", "num_labels", "problem_type", "prefix", "sep_token_id",
+    // Library state: commit hash, TF / XLA leftovers,
+    // attention / experts kernel selectors (fleetsim
+    // picks its own kernels).
+    "_commit_hash", "use_bfloat16", "tf_legacy_loss", "xla_device", "_attn_implementation_autoset",
+    "_attn_implementation_internal", "attn_implementation", "_experts_implementation_internal",
+    "experts_implementation",
+    // Generation settings (PretrainedConfig of
+    // transformers 4.x; GenerationConfig since):
+    // inference only.
+    "min_length", "do_sample", "early_stopping", "num_beams", "num_beam_groups",
+    "diversity_penalty", "temperature", "top_k", "top_p", "typical_p", "repetition_penalty",
+    "length_penalty", "no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "bad_words_ids",
+    "num_return_sequences", "forced_bos_token_id", "forced_eos_token_id", "remove_invalid_values",
+    "exponential_decay_length_penalty", "suppress_tokens", "begin_suppress_tokens"};
+
+// PretrainedConfig keys with a default that has no effect on compute but other values that
+// do: the default (or null) is ignored, any other value refused with what is not modelled.
+struct DefaultOnly {
+  const char* key;
+  json dflt;
+  const char* why;
+};
+const std::vector<DefaultOnly>& default_only() {
+  static const std::vector<DefaultOnly> k = {
+      {"is_encoder_decoder", false, "encoder-decoder models are not modelled"},
+      {"add_cross_attention", false, "cross-attention layers (to an encoder) are not modelled"},
+      {"tie_encoder_decoder", false, "encoder-decoder weight tying is not modelled"},
+      {"cross_attention_hidden_size", json(), "cross-attention layers are not modelled"},
+      {"pruned_heads", json::object(),
+       "pruned attention heads (fewer heads in some layers) are not modelled"},
+      {"chunk_size_feed_forward", 0,
+       "feed-forward chunking (its lower activation memory) is not modelled"},
+      {"gradient_checkpointing", false,
+       "the config's activation checkpointing switch is not read: set recompute in the "
+       "scenario (workload / release recompute)"},
+      {"per_layer_config", json(),
+       "per-layer overrides of the config (transformers' heterogeneous configs) are not "
+       "modelled"}};
+  return k;
+}
 
 }  // namespace
 
@@ -219,6 +220,18 @@ void HfReader::finish(const std::string& config_class) {
     if (std::find(kNoCompute.begin(), kNoCompute.end(), k) != kNoCompute.end()) {
       ignored_.push_back(k);
       continue;
+    }
+    const auto& d = default_only();
+    const auto it =
+        std::find_if(d.begin(), d.end(), [&](const DefaultOnly& x) { return k == x.key; });
+    if (it != d.end()) {
+      if (v.is_null() || v == it->dflt) {
+        ignored_.push_back(k);
+        continue;
+      }
+      fail("/" + escape_pointer_token(k), std::string("only ") + show(it->dflt) +
+                                              " (the default) is read, got " + show(v) + ": " +
+                                              it->why);
     }
     fail("/" + escape_pointer_token(k),
          "key not understood by fleetsim's " + config_class +
