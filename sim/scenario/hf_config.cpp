@@ -169,6 +169,28 @@ void read_window(HfReader& r, ModelSpec& m, Family f) {
     r.ignore("max_window_layers");
     window = 0;  // inactive without use_sliding_window (modeling_qwen*.py)
   }
+  // DeepseekV32Config (transformers 5) writes one attention type per layer: every layer DSA
+  // (its spellings across releases) with an indexer, else every layer full attention.
+  if (f == Family::kDeepseek && r.present("layer_types")) {
+    const std::vector<std::string> types = r.string_list("layer_types");
+    if (static_cast<int>(types.size()) != m.layers)
+      r.fail("/layer_types", "expected one entry per layer (" + std::to_string(m.layers) +
+                                 "), got " + std::to_string(types.size()));
+    const bool dsa = m.attention.sparse_topk > 0;
+    for (size_t i = 0; i < types.size(); ++i) {
+      const std::string& t = types[i];
+      const bool ok = dsa ? t == "dynamic_sparse_attention" || t == "deepseek_sparse_attention" ||
+                                t == "indexed_attention"
+                          : t == "full_attention";
+      if (!ok)
+        r.fail("/layer_types/" + std::to_string(i),
+               std::string("expected '") +
+                   (dsa ? "dynamic_sparse_attention' (index_topk given: DSA"
+                        : "full_attention' (MLA") +
+                   " on every layer; per-layer mixing is not modelled), got '" + t + "'");
+    }
+    return;
+  }
   if (r.present("layer_types")) {
     read_layer_types(r, m, window);
     return;
@@ -310,6 +332,9 @@ void read_qwen_moe(HfReader& r, ModelSpec& m, bool shared) {
 
 void read_deepseek_moe(HfReader& r, ModelSpec& m) {
   m.moe = read_moe_fields(r, "n_routed_experts", "moe_intermediate_size");
+  // DeepseekV32Config (transformers 5) also writes num_experts, the same count.
+  if (r.present("num_experts") && r.integer("num_experts", 1, 1 << 16, "") != m.moe.experts)
+    r.fail("/num_experts", "must equal n_routed_experts (" + std::to_string(m.moe.experts) + ")");
   m.ffn = r.integer("intermediate_size", 1, int64_t{1} << 24, "/ffn");
   m.moe.shared_experts = static_cast<int>(
       r.present("n_shared_experts") ? r.integer("n_shared_experts", 0, 64, "/moe/shared_experts")

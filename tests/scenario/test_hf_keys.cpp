@@ -235,6 +235,15 @@ TEST_CASE("the defaults' null / derived values are read as the config class deri
   std::fill_n(types.begin(), 3, "dense");
   d["mlp_layer_types"] = types;
   CHECK(import(d).model.moe.first_k_dense == 3);
+  // DeepseekV32Config (transformers 5): num_experts = n_routed_experts, every layer DSA.
+  json v = load("deepseek-v3.2-exp");
+  const int layers = v.at("num_hidden_layers").get<int>();
+  v["num_experts"] = v.at("n_routed_experts");
+  v["layer_types"] =
+      std::vector<std::string>(static_cast<size_t>(layers), "dynamic_sparse_attention");
+  CHECK(total_params(import(v).model) == total_params(import(load("deepseek-v3.2-exp")).model));
+  v["layer_types"][0] = "full_attention";
+  CHECK_THROWS_WITH(import(v), Catch::Contains("expected 'dynamic_sparse_attention'"));
   // Nemotron-H layers_block_type in transformers 5's names (linear_attention, full_attention).
   json h = load("nemotron-h-8b");
   const std::string pat = h.at("hybrid_override_pattern").get<std::string>();
@@ -274,6 +283,8 @@ TEST_CASE("config.json keys that change compute are still refused, naming what i
              Catch::Contains("/qk_head_dim: must equal qk_nope_head_dim + qk_rope_head_dim (192)"));
   CHECK_THAT(refusal(with(d, "mlp_layer_types", std::vector<std::string>(61, "sparse"))),
              Catch::Contains("/mlp_layer_types: expected 3 'dense' then 'sparse'"));
+  CHECK_THAT(refusal(with(d, "num_experts", 128)),
+             Catch::Contains("/num_experts: must equal n_routed_experts (256)"));
   CHECK_THAT(refusal(with(load("glm-4.5"), "decoder_sparse_step", 2)),
              Catch::Contains("/decoder_sparse_step") && Catch::Contains("not modelled"));
   json q = load("qwen2.5-7b");
