@@ -395,6 +395,14 @@ void read_llama_like(HfReader& r, ModelSpec& m, Family f) {
   // MTP layers) and optional q_norm / k_norm.
   if (f == Family::kGlm4Moe) {
     read_deepseek_moe(r, m);
+    // transformers 5's Glm4MoeConfig: num_mtp_layers (attribute_map alias of
+    // num_nextn_predict_layers).
+    if (r.present("num_mtp_layers")) {
+      const int n = static_cast<int>(r.integer("num_mtp_layers", 0, 16, "/mtp_layers"));
+      if (r.present("num_nextn_predict_layers") && n != m.mtp_layers)
+        r.fail("/num_mtp_layers", "disagrees with num_nextn_predict_layers");
+      m.mtp_layers = n;
+    }
     // Early Glm4MoeConfig (Qwen's MoE keys): decoder_sparse_step, every layer after the dense
     // prefix MoE at 1.
     if (r.present("decoder_sparse_step") && r.integer("decoder_sparse_step", 1, m.layers, "") != 1)

@@ -244,6 +244,14 @@ TEST_CASE("the defaults' null / derived values are read as the config class deri
   CHECK(total_params(import(v).model) == total_params(import(load("deepseek-v3.2-exp")).model));
   v["layer_types"][0] = "full_attention";
   CHECK_THROWS_WITH(import(v), Catch::Contains("expected 'dynamic_sparse_attention'"));
+  // Glm4MoeConfig (transformers 5): num_mtp_layers, the MTP module count.
+  json g = load("glm-4.5");
+  const int mtp = g.at("num_nextn_predict_layers").get<int>();
+  g.erase("num_nextn_predict_layers");
+  g["num_mtp_layers"] = mtp;
+  CHECK(import(g).model.mtp_layers == mtp);
+  g["num_nextn_predict_layers"] = mtp + 1;
+  CHECK_THROWS_WITH(import(g), Catch::Contains("/num_mtp_layers: disagrees"));
   // Nemotron-H layers_block_type in transformers 5's names (linear_attention, full_attention).
   json h = load("nemotron-h-8b");
   const std::string pat = h.at("hybrid_override_pattern").get<std::string>();
