@@ -304,7 +304,13 @@ namespace {
 
 // Qwen's MoE layer rule: layer i is MoE unless in mlp_only_layers, when (i + 1) % step == 0.
 void read_qwen_moe(HfReader& r, ModelSpec& m, bool shared) {
-  m.moe = read_moe_fields(r, "num_experts", "moe_intermediate_size");
+  // transformers 5's Qwen3MoeConfig maps num_experts to num_local_experts (attribute_map), so a
+  // config it saves names the count num_local_experts; both present must agree.
+  const bool local = !r.present("num_experts") && r.present("num_local_experts");
+  m.moe = read_moe_fields(r, local ? "num_local_experts" : "num_experts", "moe_intermediate_size");
+  if (!local && r.present("num_local_experts") &&
+      r.integer("num_local_experts", 1, 1 << 16, "") != m.moe.experts)
+    r.fail("/num_local_experts", "disagrees with num_experts");
   m.ffn = r.integer("intermediate_size", 1, int64_t{1} << 24, "/ffn");
   m.moe.layer_freq =
       static_cast<int>(r.present("decoder_sparse_step")

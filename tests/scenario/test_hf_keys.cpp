@@ -244,6 +244,13 @@ TEST_CASE("the defaults' null / derived values are read as the config class deri
   CHECK(total_params(import(v).model) == total_params(import(load("deepseek-v3.2-exp")).model));
   v["layer_types"][0] = "full_attention";
   CHECK_THROWS_WITH(import(v), Catch::Contains("expected 'dynamic_sparse_attention'"));
+  // Qwen3MoeConfig (transformers 5): the expert count saved as num_local_experts.
+  json q = load("qwen3-30b-a3b");
+  q["num_local_experts"] = q.at("num_experts");
+  q.erase("num_experts");
+  CHECK(import(q).model.moe.experts == 128);
+  q["num_experts"] = 64;
+  CHECK_THROWS_WITH(import(q), Catch::Contains("/num_local_experts: disagrees with num_experts"));
   // Glm4MoeConfig (transformers 5): num_mtp_layers, the MTP module count.
   json g = load("glm-4.5");
   const int mtp = g.at("num_nextn_predict_layers").get<int>();
