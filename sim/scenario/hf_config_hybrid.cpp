@@ -372,8 +372,16 @@ namespace {
 std::vector<std::string> granite_layer_types(HfReader& r, int layers, std::string* key) {
   std::vector<std::string> types;
   for (const char* k : {"layer_types", "layers_block_type"}) {
-    if (!r.present(k)) continue;
-    const std::vector<std::string> t = r.string_list(k);
+    if (!r.present(k)) {
+      r.ignore(k);  // null: every layer Mamba-2, as absent
+      continue;
+    }
+    std::vector<std::string> t = r.string_list(k);
+    // transformers 5's names (remap_legacy_layer_types): linear_attention, full_attention.
+    for (std::string& x : t) {
+      if (x == "linear_attention") x = "mamba";
+      if (x == "full_attention") x = "attention";
+    }
     if (!types.empty() && t != types) r.fail(std::string("/") + k, "disagrees with layer_types");
     types = t;
   }

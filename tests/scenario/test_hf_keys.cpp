@@ -251,6 +251,11 @@ TEST_CASE("the defaults' null / derived values are read as the config class deri
   CHECK(import(q).model.moe.experts == 128);
   q["num_experts"] = 64;
   CHECK_THROWS_WITH(import(q), Catch::Contains("/num_local_experts: disagrees with num_experts"));
+  // Granite 4.0-H layer_types in transformers 5's names.
+  json gr = load("granite-4.0-h-tiny");
+  for (auto& t : gr["layer_types"])
+    t = t.get<std::string>() == "mamba" ? "linear_attention" : "full_attention";
+  CHECK(total_params(import(gr).model) == total_params(import(load("granite-4.0-h-tiny")).model));
   // Glm4MoeConfig (transformers 5): num_mtp_layers, the MTP module count.
   json g = load("glm-4.5");
   const int mtp = g.at("num_nextn_predict_layers").get<int>();
