@@ -29,24 +29,21 @@ const std::vector<std::string> kNoCompute = {
     "use_return_dict", "tokenizer_class", "id2label", "label2id", "use_mla", "bias", "rope_type",
     "chat_template", "unsloth_fixed", "decoder_start_token_id", "max_length", "is_decoder",
     "use_mrope", "output_past",
-    // gpt_oss: sigmoid gain of the clamped SwiGLU
-    // (element-wise, like swiglu_limit).
+    // gpt_oss: sigmoid gain of the clamped SwiGLU (element-wise, like swiglu_limit).
     "swiglu_alpha",
-    // PretrainedConfig's output flags (what forward()
-    // returns; no GEMM, no stored tensor in training).
+    // PretrainedConfig's output flags (what forward() returns; no GEMM, nothing stored).
     "return_dict", "output_hidden_states", "output_attentions", "output_scores",
     "return_dict_in_generate", "torchscript",
-    // PretrainedConfig's fine-tuning-task and tokenizer
-    // fields (a classification head is not the LM).
-    "finetuning_task", "num_labels", "problem_type", "prefix", "sep_token_id",
-    // Library state: commit hash, TF / XLA leftovers,
-    // attention / experts kernel selectors (fleetsim
-    // picks its own kernels).
+    // PretrainedConfig's fine-tuning-task and tokenizer fields (a classification head is not
+    // the LM); model_max_length (KimiLinearConfig): the tokenizer / serving length, positions
+    // are max_position_embeddings.
+    "finetuning_task", "num_labels", "problem_type", "prefix", "sep_token_id", "model_max_length",
+    // Library state: commit hash, TF / XLA leftovers, attention / experts kernel selectors
+    // (fleetsim picks its own kernels).
     "_commit_hash", "use_bfloat16", "tf_legacy_loss", "xla_device", "_attn_implementation_autoset",
     "_attn_implementation_internal", "attn_implementation", "_experts_implementation_internal",
     "experts_implementation",
-    // Generation settings (PretrainedConfig of
-    // transformers 4.x; GenerationConfig since):
+    // Generation settings (PretrainedConfig of transformers 4.x; GenerationConfig since):
     // inference only.
     "min_length", "do_sample", "early_stopping", "num_beams", "num_beam_groups",
     "diversity_penalty", "temperature", "top_k", "top_p", "typical_p", "repetition_penalty",

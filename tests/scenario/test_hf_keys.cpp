@@ -123,7 +123,7 @@ const std::map<std::string, json> kFamily = {
       "attention_dropout": 0.0, "mamba_conv_bias": true, "mamba_proj_bias": false})")},
     {"kimi_linear", json::parse(R"({"moe_renormalize": true,
       "moe_router_activation_func": "sigmoid", "use_grouped_topk": true,
-      "moe_layer_freq": 1, "attention_dropout": 0.0})")},
+      "moe_layer_freq": 1, "attention_dropout": 0.0, "model_max_length": 1048576})")},
     {"deepseek_v4", json::parse(R"({"attention_bias": false, "attention_dropout": 0.0,
       "mlp_bias": false, "hidden_act": "silu", "rope_interleave": true,
       "output_router_logits": false, "router_aux_loss_coef": 0.001})")},
