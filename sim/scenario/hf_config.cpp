@@ -383,6 +383,14 @@ void read_llama_like(HfReader& r, ModelSpec& m, Family f) {
   m.mlp = MlpKind::kGated;
   r.note("/mlp", "gated (gate_proj, up_proj, down_proj)");
   r.note("/norm", "RMSNorm, pre-norm: input_layernorm and post_attention_layernorm");
+  // The activation is element-wise, but fleetsim's MLP is the family's (SwiGLU; relu2 for
+  // nemotron): another one is not modelled, so it is refused rather than dropped.
+  const char* act = f == Family::kNemotron ? "relu2" : "silu";
+  if (r.present("hidden_act") && r.str("hidden_act") != act)
+    r.fail("/hidden_act",
+           std::string("expected '") + act + "' (" +
+               (f == Family::kNemotron ? "NemotronMLP's squared ReLU" : "the gated MLP's SwiGLU") +
+               "); another activation is not modelled");
   r.ignore("hidden_act");
   if (f == Family::kNemotron) {
     m.mlp = MlpKind::kPlain;

@@ -218,6 +218,7 @@ TEST_CASE("generic and no-compute config.json keys at their defaults do not chan
   same_model("qwen2_moe", q2);
   json nm = load("llama3-8b");
   nm["model_type"] = "nemotron";
+  nm["hidden_act"] = "relu2";
   same_model("nemotron", nm);
 }
 
@@ -295,6 +296,8 @@ TEST_CASE("config.json keys that change compute are still refused, naming what i
              Catch::Contains("/per_layer_config"));
   CHECK_THAT(refusal(with(l, "moe_layer_period", 2)),
              Catch::Contains("/moe_layer_period: key not understood"));
+  CHECK_THAT(refusal(with(l, "hidden_act", "gelu")),
+             Catch::Contains("/hidden_act: expected 'silu'") && Catch::Contains("not modelled"));
   CHECK_THAT(refusal(with(load("qwen3-8b"), "use_sliding_window", true)),
              Catch::Contains("/use_sliding_window") && Catch::Contains("not modelled"));
   const json d = load("deepseek-v3");
