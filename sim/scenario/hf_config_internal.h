@@ -1,5 +1,5 @@
 // Readers shared by the Hugging Face config.json importer's files (hf_config.cpp and
-// hf_config_hybrid.cpp, hf_config_v4.cpp); internal to sim/scenario.
+// hf_config_hybrid.cpp, hf_config_v4.cpp, hf_config_gpt2.cpp); internal to sim/scenario.
 #pragma once
 
 #include "scenario/hf_reader.h"
@@ -17,6 +17,7 @@ void read_mla(HfReader& r, ModelSpec& m);
 void read_indexer(HfReader& r, AttentionSpec& a);
 void read_kimi_linear(HfReader& r, ModelSpec& m);
 void read_deepseek_v4(HfReader& r, ModelSpec& m);  // hf_config_v4.cpp
+void read_gpt2(HfReader& r, ModelSpec& m);         // hf_config_gpt2.cpp
 void read_granite_moe_hybrid(HfReader& r, ModelSpec& m);
 
 }  // namespace fleetsim::hf_internal
