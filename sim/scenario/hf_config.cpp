@@ -378,6 +378,56 @@ void read_deepseek_moe(HfReader& r, ModelSpec& m) {
                           "routed_scaling_factor): routing statistics are modelled in moe/"});
 }
 
+// GLM-4.5 (modeling_glm4_moe.py): GQA with DeepSeek's MoE layer (first_k_dense_replace dense
+// layers, shared experts of moe_intermediate_size, sigmoid routing with a correction bias, MTP
+// layers) and optional q_norm / k_norm.
+void read_glm4_moe(HfReader& r, ModelSpec& m) {
+  read_deepseek_moe(r, m);
+  // transformers 5's Glm4MoeConfig: num_mtp_layers (attribute_map alias of
+  // num_nextn_predict_layers).
+  if (r.present("num_mtp_layers")) {
+    const int n = static_cast<int>(r.integer("num_mtp_layers", 0, 16, "/mtp_layers"));
+    if (r.present("num_nextn_predict_layers") && n != m.mtp_layers)
+      r.fail("/num_mtp_layers", "disagrees with num_nextn_predict_layers");
+    m.mtp_layers = n;
+  }
+  // Early Glm4MoeConfig (Qwen's MoE keys): decoder_sparse_step, every layer after the dense
+  // prefix MoE at 1.
+  if (r.present("decoder_sparse_step") && r.integer("decoder_sparse_step", 1, m.layers, "") != 1)
+    r.fail("/decoder_sparse_step",
+           "an MoE layer every k-th layer is not modelled for glm4_moe (only 1: "
+           "first_k_dense_replace dense layers, then every layer MoE)");
+}
+
+// The FFN of a Llama-like family: MLP biases, then every layer MoE (mixtral, gpt_oss), Qwen's
+// MoE layer rule, or a dense MLP of intermediate_size (DeepSeek and GLM read theirs with the
+// MoE layer).
+void read_llama_like_ffn(HfReader& r, ModelSpec& m, Family f) {
+  m.linear_bias = r.boolean_or("mlp_bias", false, "/linear_bias");
+  if (f == Family::kMixtral) {
+    m.moe = read_moe_fields(r, "num_local_experts", "intermediate_size");
+    m.ffn = 0;
+    r.note("/ffn", "every layer is MoE: no dense FFN");
+    m.unmodelled.push_back({"router_scoring", "none", "softmax top-k"});
+  } else if (f == Family::kQwen2Moe || f == Family::kQwen3Moe) {
+    read_qwen_moe(r, m, f == Family::kQwen2Moe);
+    r.ignore("norm_topk_prob");
+  } else if (f == Family::kGptOss) {
+    m.moe = read_moe_fields(r, "num_local_experts", "intermediate_size");
+    if (r.present("experts_per_token") &&
+        r.integer("experts_per_token", 1, m.moe.experts, "") != m.moe.top_k)
+      r.fail("/experts_per_token", "must equal num_experts_per_tok");
+    m.ffn = 0;
+    r.note("/ffn", "every layer is MoE: no dense FFN");
+    m.linear_bias = true;
+    r.note("/linear_bias", "GptOss: o_proj, expert and router biases");
+    m.unmodelled.push_back({"attention_sinks", "small", "one learned sink logit per head"});
+    m.unmodelled.push_back({"activation", "none", "clamped SwiGLU (swiglu_limit)"});
+  } else if (f != Family::kDeepseek && f != Family::kGlm4Moe) {
+    m.ffn = r.integer("intermediate_size", 1, int64_t{1} << 24, "/ffn");
+  }
+}
+
 // Families with the Llama decoder layer: RMSNorm pre-norm, gated MLP (gate, up, down).
 void read_llama_like(HfReader& r, ModelSpec& m, Family f) {
   m.mlp = MlpKind::kGated;
@@ -404,26 +454,7 @@ void read_llama_like(HfReader& r, ModelSpec& m, Family f) {
   } else {
     read_gqa(r, m);
   }
-  // GLM-4.5 (modeling_glm4_moe.py): GQA with DeepSeek's MoE layer (first_k_dense_replace dense
-  // layers, shared experts of moe_intermediate_size, sigmoid routing with a correction bias,
-  // MTP layers) and optional q_norm / k_norm.
-  if (f == Family::kGlm4Moe) {
-    read_deepseek_moe(r, m);
-    // transformers 5's Glm4MoeConfig: num_mtp_layers (attribute_map alias of
-    // num_nextn_predict_layers).
-    if (r.present("num_mtp_layers")) {
-      const int n = static_cast<int>(r.integer("num_mtp_layers", 0, 16, "/mtp_layers"));
-      if (r.present("num_nextn_predict_layers") && n != m.mtp_layers)
-        r.fail("/num_mtp_layers", "disagrees with num_nextn_predict_layers");
-      m.mtp_layers = n;
-    }
-    // Early Glm4MoeConfig (Qwen's MoE keys): decoder_sparse_step, every layer after the dense
-    // prefix MoE at 1.
-    if (r.present("decoder_sparse_step") && r.integer("decoder_sparse_step", 1, m.layers, "") != 1)
-      r.fail("/decoder_sparse_step",
-             "an MoE layer every k-th layer is not modelled for glm4_moe (only 1: "
-             "first_k_dense_replace dense layers, then every layer MoE)");
-  }
+  if (f == Family::kGlm4Moe) read_glm4_moe(r, m);
   m.attention.qk_norm = f == Family::kQwen3 || f == Family::kQwen3Moe;
   if (m.attention.qk_norm) r.note("/attention/qk_norm", "Qwen3 q_norm / k_norm on every layer");
   if (f == Family::kGlm4Moe)
@@ -445,29 +476,7 @@ void read_llama_like(HfReader& r, ModelSpec& m, Family f) {
     if (bias && !qwen2 && f != Family::kGptOss && f != Family::kGlm4Moe)
       m.unmodelled.push_back({"o_proj_bias", "small", "attention_bias: hidden values per layer"});
   }
-  m.linear_bias = r.boolean_or("mlp_bias", false, "/linear_bias");
-  if (f == Family::kMixtral) {
-    m.moe = read_moe_fields(r, "num_local_experts", "intermediate_size");
-    m.ffn = 0;
-    r.note("/ffn", "every layer is MoE: no dense FFN");
-    m.unmodelled.push_back({"router_scoring", "none", "softmax top-k"});
-  } else if (f == Family::kQwen2Moe || f == Family::kQwen3Moe) {
-    read_qwen_moe(r, m, f == Family::kQwen2Moe);
-    r.ignore("norm_topk_prob");
-  } else if (f == Family::kGptOss) {
-    m.moe = read_moe_fields(r, "num_local_experts", "intermediate_size");
-    if (r.present("experts_per_token") &&
-        r.integer("experts_per_token", 1, m.moe.experts, "") != m.moe.top_k)
-      r.fail("/experts_per_token", "must equal num_experts_per_tok");
-    m.ffn = 0;
-    r.note("/ffn", "every layer is MoE: no dense FFN");
-    m.linear_bias = true;
-    r.note("/linear_bias", "GptOss: o_proj, expert and router biases");
-    m.unmodelled.push_back({"attention_sinks", "small", "one learned sink logit per head"});
-    m.unmodelled.push_back({"activation", "none", "clamped SwiGLU (swiglu_limit)"});
-  } else if (f != Family::kDeepseek && f != Family::kGlm4Moe) {
-    m.ffn = r.integer("intermediate_size", 1, int64_t{1} << 24, "/ffn");
-  }
+  read_llama_like_ffn(r, m, f);
   read_window(r, m, f);
 }
 
