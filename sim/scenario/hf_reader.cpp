@@ -219,8 +219,10 @@ void HfReader::finish(const std::string& config_class) {
       continue;
     }
     const auto& d = default_only();
+    // A named copy of the binding: Clang 14 does not let a lambda capture a structured binding.
+    const std::string& key = k;
     const auto it =
-        std::find_if(d.begin(), d.end(), [&](const DefaultOnly& x) { return k == x.key; });
+        std::find_if(d.begin(), d.end(), [&](const DefaultOnly& x) { return key == x.key; });
     if (it != d.end()) {
       if (v.is_null() || v == it->dflt) {
         ignored_.push_back(k);
