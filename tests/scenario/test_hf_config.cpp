@@ -26,6 +26,13 @@ HfImport text(const std::string& json) {
   return import_hf_config(json, "c.json", "t");
 }
 
+// `json` with the first `from` replaced by `to` (which must be there).
+std::string edited(std::string json, const std::string& from, const std::string& to) {
+  const size_t at = json.find(from);
+  REQUIRE(at != std::string::npos);
+  return json.replace(at, from.size(), to);
+}
+
 // A small valid llama config; `extra` is spliced into the object.
 std::string llama(const std::string& extra = "") {
   return R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 256,
@@ -242,11 +249,7 @@ TEST_CASE("Qwen3-Next and DeepSeek-V3.2 config.json equal the zoo definitions") 
 TEST_CASE("bad Qwen3-Next / DeepSeek-V3.2 config.json files name the key") {
   const std::string qn = read_text_file(kDir + "qwen3-next-80b-a3b.json");
   const std::string ds = read_text_file(kDir + "deepseek-v3.2-exp.json");
-  auto with = [](std::string t, const std::string& from, const std::string& to) {
-    const size_t at = t.find(from);
-    REQUIRE(at != std::string::npos);
-    return t.replace(at, from.size(), to);
-  };
+  const auto with = edited;
   CHECK_NOTHROW(text(qn));
   CHECK_NOTHROW(text(ds));
   CHECK_THROWS_WITH(text(with(qn, "\"linear_num_key_heads\": 16,", "")),
@@ -338,11 +341,7 @@ TEST_CASE("Nemotron 3 Super / Ultra config.json (LatentMoE) equal the zoo defini
 TEST_CASE("bad Nemotron 3 LatentMoE / MTP / layers_block_type keys name the key") {
   const std::string sup = read_text_file(kDir + "nemotron-3-super-120b-a12b.json");
   const std::string ult = read_text_file(kDir + "nemotron-3-ultra-550b-a55b.json");
-  auto with = [](std::string t, const std::string& from, const std::string& to) {
-    const size_t at = t.find(from);
-    REQUIRE(at != std::string::npos);
-    return t.replace(at, from.size(), to);
-  };
+  const auto with = edited;
   CHECK_NOTHROW(text(sup));
   CHECK_NOTHROW(text(ult));
   CHECK_THROWS_WITH(text(with(sup, "\"moe_latent_size\": 1024", "\"moe_latent_size\": -1")),
@@ -386,11 +385,8 @@ TEST_CASE("Kimi Linear config.json (KDA + MLA) equals the zoo definition") {
 
 TEST_CASE("bad Kimi Linear config.json files name the key") {
   const std::string good = read_text_file(kDir + "kimi-linear-48b-a3b.json");
-  auto with = [&](const std::string& from, const std::string& to) {
-    std::string t = good;
-    const size_t at = t.find(from);
-    REQUIRE(at != std::string::npos);
-    return t.replace(at, from.size(), to);
+  const auto with = [&](const std::string& from, const std::string& to) {
+    return edited(good, from, to);
   };
   CHECK_NOTHROW(text(good));
   CHECK_THROWS_WITH(text(with("\"num_heads\": 32,", "\"num_heads\": 32, \"gate_rank\": 8,")),
@@ -410,11 +406,8 @@ TEST_CASE("bad Kimi Linear config.json files name the key") {
 
 TEST_CASE("bad Nemotron-H config.json files name the key") {
   const std::string good = read_text_file(kDir + "nemotron-h-8b.json");
-  auto with = [&](const std::string& from, const std::string& to) {
-    std::string t = good;
-    const size_t at = t.find(from);
-    REQUIRE(at != std::string::npos);
-    return t.replace(at, from.size(), to);
+  const auto with = [&](const std::string& from, const std::string& to) {
+    return edited(good, from, to);
   };
   CHECK_NOTHROW(text(good));
   CHECK_THROWS_WITH(text(with("\"M-M-M-M*", "\"M-M-X-M*")),
@@ -478,11 +471,8 @@ TEST_CASE("DeepSeek-V4-Flash config.json equals the zoo definition") {
 
 TEST_CASE("bad DeepSeek-V4 config.json files name the key") {
   const std::string good = read_text_file(kDir + "deepseek-v4-flash.json");
-  auto with = [&](const std::string& from, const std::string& to) {
-    std::string t = good;
-    const size_t at = t.find(from);
-    REQUIRE(at != std::string::npos);
-    return t.replace(at, from.size(), to);
+  const auto with = [&](const std::string& from, const std::string& to) {
+    return edited(good, from, to);
   };
   CHECK_NOTHROW(text(good));
   CHECK_THROWS_WITH(text(with("4, 0]", "4, 0, 0, 0]")),
@@ -512,11 +502,7 @@ TEST_CASE("bad DeepSeek-V4 config.json files name the key") {
 
 TEST_CASE("DeepSeek-V4 in transformers' layout (layer_types, mlp_layer_types) maps the same") {
   std::string t = read_text_file(kDir + "deepseek-v4-flash.json");
-  auto swap = [&](const std::string& from, const std::string& to) {
-    const size_t at = t.find(from);
-    REQUIRE(at != std::string::npos);
-    t.replace(at, from.size(), to);
-  };
+  auto swap = [&](const std::string& from, const std::string& to) { t = edited(t, from, to); };
   // transformers' DeepseekV4Config: the checkpoint's ratios as layer types (the MTP entry is
   // not a layer), the hash layers as mlp_layer_types, qk_rope_head_dim derived.
   std::string types = "[\"sliding_attention\", \"sliding_attention\"";
@@ -544,12 +530,7 @@ TEST_CASE("DeepSeek-V4 in transformers' layout (layer_types, mlp_layer_types) ma
   CHECK(a.moe.hash_layers == 3);
   CHECK(total_params(a) == total_params(b));
   CHECK(model_flops_per_token(a, 4096) == Approx(model_flops_per_token(b, 4096)));
-  auto with = [&](const std::string& from, const std::string& to) {
-    std::string u = t;
-    const size_t p = u.find(from);
-    REQUIRE(p != std::string::npos);
-    return u.replace(p, from.size(), to);
-  };
+  auto with = [&](const std::string& from, const std::string& to) { return edited(t, from, to); };
   CHECK_THROWS_WITH(text(with("[\"sliding_attention\", \"sliding_attention\"",
                               "[\"sliding_attention\", \"full_attention\"")),
                     Catch::Contains("c.json:/layer_types/1: expected 'sliding_attention'"));
@@ -606,10 +587,7 @@ TEST_CASE("GLM-4.5 config.json (glm4_moe): DeepSeek's MoE layer under GQA, publi
 TEST_CASE("bad GLM-4.5 config.json files name the key") {
   const std::string air = read_text_file(kDir + "glm-4.5-air.json");
   const auto with = [&](const std::string& from, const std::string& to) {
-    std::string s = air;
-    const size_t at = s.find(from);
-    REQUIRE(at != std::string::npos);
-    return s.replace(at, from.size(), to);
+    return edited(air, from, to);
   };
   const auto fails_at = [](const std::string& json, const std::string& ptr) {
     try {
@@ -675,11 +653,8 @@ TEST_CASE("Granite 4.0-H config.json: blocks, Mamba-2 and MoE fields and hand co
 
 TEST_CASE("bad Granite 4.0-H config.json files name the key") {
   const std::string good = read_text_file(kDir + "granite-4.0-h-tiny.json");
-  auto with = [&](const std::string& from, const std::string& to) {
-    std::string t = good;
-    const size_t at = t.find(from);
-    REQUIRE(at != std::string::npos);
-    return t.replace(at, from.size(), to);
+  const auto with = [&](const std::string& from, const std::string& to) {
+    return edited(good, from, to);
   };
   CHECK_NOTHROW(text(good));
   CHECK_THROWS_WITH(text(with("\"attention\",", "\"mlp\",")),
