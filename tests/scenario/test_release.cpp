@@ -32,9 +32,14 @@ ParallelConfig par(PrecisionRecipe precision, int pp = 1, int vp = 1, int ep = 8
   return p;
 }
 
+// `release`'s switches for `model` on `gpu` at layout `p`, from the repository's releases.json.
+ReleaseRecipe recipe(const char* release, const char* model, const char* gpu,
+                     const ParallelConfig& p) {
+  return resolve_release(release, model, gpu, p, kRoot, "t", "/x");
+}
+
 ReleaseRecipe qwen_gb300(const char* release) {
-  return resolve_release(release, "qwen3-30b-a3b", "GB300", par(PrecisionRecipe::kMxfp8), kRoot,
-                         "t", "/x");
+  return recipe(release, "qwen3-30b-a3b", "GB300", par(PrecisionRecipe::kMxfp8));
 }
 
 // Qwen3-30B-A3B on 8 GB300 (2 trays of the NVL72 rack), MBS 8, MXFP8, with these framework keys.
@@ -89,57 +94,53 @@ TEST_CASE("release switch table: Qwen3-30B-A3B MXFP8 on GB300, 26.04.01 vs 26.06
 
 TEST_CASE("release switch table: the same release differs by GPU and precision as the recipes") {
   // v0.5.0: the GB300 BF16 recipe keeps the TE-scoped graphs; only MXFP8 went full-iteration.
-  const ReleaseRecipe bf16 = resolve_release("nemo-26.06", "qwen3-30b-a3b", "GB300",
-                                             par(PrecisionRecipe::kBf16), kRoot, "t", "/x");
+  const ReleaseRecipe bf16 =
+      recipe("nemo-26.06", "qwen3-30b-a3b", "GB300", par(PrecisionRecipe::kBf16));
   CHECK(value(bf16, "cuda_graphs") == "scopes");
   CHECK(value(bf16, "ep_comm_overlap") == "false");
   // v0.3.0 QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_*_V1: no flex backend (alltoall), MBS default.
-  const ReleaseRecipe b200 = resolve_release("nemo-26.02", "qwen3-30b-a3b", "B200",
-                                             par(PrecisionRecipe::kMxfp8), kRoot, "t", "/x");
+  const ReleaseRecipe b200 =
+      recipe("nemo-26.02", "qwen3-30b-a3b", "B200", par(PrecisionRecipe::kMxfp8));
   CHECK(value(b200, "moe_dispatcher") == "alltoall");
   // Qwen3-30B-A3B on H100: v0.3.0 QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1 is DeepEP with
   // moe_a2a_overlap; v0.3.1's (Megatron-Bridge PR 2477, commit f29a269f8) is HybridEP without it.
   const ReleaseRecipe h100_2602 =
-      resolve_release("nemo-26.02", "qwen3-30b-a3b", "H100",
-                      par(PrecisionRecipe::kFp8Current, 2, 12), kRoot, "t", "/x");
+      recipe("nemo-26.02", "qwen3-30b-a3b", "H100", par(PrecisionRecipe::kFp8Current, 2, 12));
   CHECK(value(h100_2602, "moe_flex_backend") == "deepep");
   CHECK(value(h100_2602, "ep_comm_overlap") == "true");
   const ReleaseRecipe h100_260201 =
-      resolve_release("nemo-26.02.01", "qwen3-30b-a3b", "H100",
-                      par(PrecisionRecipe::kFp8Current, 2, 12), kRoot, "t", "/x");
+      recipe("nemo-26.02.01", "qwen3-30b-a3b", "H100", par(PrecisionRecipe::kFp8Current, 2, 12));
   CHECK(value(h100_260201, "moe_dispatcher") == "flex");
   CHECK(value(h100_260201, "moe_flex_backend") == "hybridep");
   CHECK(value(h100_260201, "ep_comm_overlap") == "false");
   CHECK(value(h100_260201, "cuda_graphs") == "none");
   // v0.1.0rc3 run_script.py: DeepSeek-V3 with DeepEP and A2A_1F1B on H100 only.
-  const ReleaseRecipe h100 = resolve_release("nemo-25.09", "deepseek-v3", "H100",
-                                             par(PrecisionRecipe::kFp8Current), kRoot, "t", "/x");
+  const ReleaseRecipe h100 =
+      recipe("nemo-25.09", "deepseek-v3", "H100", par(PrecisionRecipe::kFp8Current));
   CHECK(value(h100, "moe_flex_backend") == "deepep");
   CHECK(value(h100, "ep_comm_overlap") == "true");
   CHECK(value(h100, "recompute_modules") == "mla_up_proj+mlp");
   CHECK(value(h100, "overlap_grad_reduce") == "false");
-  const ReleaseRecipe gb200 = resolve_release("nemo-25.09", "deepseek-v3", "GB200",
-                                              par(PrecisionRecipe::kFp8Current), kRoot, "t", "/x");
+  const ReleaseRecipe gb200 =
+      recipe("nemo-25.09", "deepseek-v3", "GB200", par(PrecisionRecipe::kFp8Current));
   CHECK(value(gb200, "moe_dispatcher") == "alltoall");
   CHECK(value(gb200, "recompute_modules") == "mla_up_proj+mlp+moe_act");
   // Recipe variants by layout: v0.4.2 DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2 (PP 8, VP 2,
   // EP 32): deepep, moe_a2a_overlap, recompute mla_up_proj + mlp; the PP 16 / EP 8 variant
   // (_V1) keeps hybridep and recompute mla_up_proj.
   const ReleaseRecipe v2 =
-      resolve_release("nemo-26.04.01", "deepseek-v3", "B200",
-                      par(PrecisionRecipe::kMxfp8, 8, 2, 32), kRoot, "t", "/x");
+      recipe("nemo-26.04.01", "deepseek-v3", "B200", par(PrecisionRecipe::kMxfp8, 8, 2, 32));
   CHECK(value(v2, "moe_flex_backend") == "deepep");
   CHECK(value(v2, "ep_comm_overlap") == "true");
   CHECK(value(v2, "recompute_modules") == "mla_up_proj+mlp");
   const ReleaseRecipe v1 =
-      resolve_release("nemo-26.04.01", "deepseek-v3", "B200",
-                      par(PrecisionRecipe::kMxfp8, 16, 1, 8), kRoot, "t", "/x");
+      recipe("nemo-26.04.01", "deepseek-v3", "B200", par(PrecisionRecipe::kMxfp8, 16, 1, 8));
   CHECK(value(v1, "moe_flex_backend") == "hybridep");
   CHECK(value(v1, "ep_comm_overlap") == "false");
   CHECK(value(v1, "recompute_modules") == "mla_up_proj");
   // A dense model gets only the release-wide switches.
-  const ReleaseRecipe llama = resolve_release("nemo-26.04", "llama3-70b", "GB300",
-                                              par(PrecisionRecipe::kMxfp8), kRoot, "t", "/x");
+  const ReleaseRecipe llama =
+      recipe("nemo-26.04", "llama3-70b", "GB300", par(PrecisionRecipe::kMxfp8));
   CHECK(value(llama, "tp_comm_overlap") == "true");
   CHECK(llama.find("cuda_graphs") == nullptr);
 }
@@ -243,8 +244,8 @@ TEST_CASE("framework.release: CUDA-graph scopes as the recipes cite them") {
   CHECK(msg.find("cuda_graph_scopes apply to cuda_graphs \"scopes\" only") != std::string::npos);
   // v0.1.0rc3 qwen3_30b_a3b_llm_pretrain.yaml (b200): cuda_graphs: true, Megatron-Core's
   // per-layer ("local") graphs: every scope fleetsim models, with a note saying so.
-  const ReleaseRecipe r = resolve_release("nemo-25.09", "qwen3-30b-a3b", "B200",
-                                          par(PrecisionRecipe::kBf16), kRoot, "t", "/x");
+  const ReleaseRecipe r =
+      recipe("nemo-25.09", "qwen3-30b-a3b", "B200", par(PrecisionRecipe::kBf16));
   CHECK(value(r, "cuda_graphs") == "local");
 }
 
@@ -309,8 +310,8 @@ TEST_CASE("release switch table: Nemotron 3 Nano's MoE and CUDA-graph switches a
   // moe_router_fusion=False, moe_permute_fusion=True, moe_grouped_gemm=True.
   // NEMOTRON_3_NANO_PRETRAIN_CONFIG_H100_FP8_CS_V1: cuda_graph_scope=["mamba"] and recompute
   // moe + layernorm + core_attn + moe_act; H100_BF16_V1: ["attn", "mamba"], moe + layernorm.
-  const ReleaseRecipe gb = resolve_release("nemo-26.06", "nemotron3-nano-30b-a3b", "GB300",
-                                           par(PrecisionRecipe::kMxfp8), kRoot, "t", "/x");
+  const ReleaseRecipe gb =
+      recipe("nemo-26.06", "nemotron3-nano-30b-a3b", "GB300", par(PrecisionRecipe::kMxfp8));
   CHECK(value(gb, "moe_dispatcher") == "flex");
   CHECK(value(gb, "moe_flex_backend") == "hybridep");
   CHECK(value(gb, "moe_grouped_gemm") == "true");
@@ -318,13 +319,13 @@ TEST_CASE("release switch table: Nemotron 3 Nano's MoE and CUDA-graph switches a
   CHECK(value(gb, "moe_router_fusion") == "false");
   CHECK(value(gb, "cuda_graphs") == "scopes");
   CHECK(value(gb, "cuda_graph_scopes") == "attn+mamba+moe_router+moe_preprocess");
-  const ReleaseRecipe h8 = resolve_release("nemo-26.08", "nemotron3-nano-30b-a3b", "H100",
-                                           par(PrecisionRecipe::kFp8Current), kRoot, "t", "/x");
+  const ReleaseRecipe h8 =
+      recipe("nemo-26.08", "nemotron3-nano-30b-a3b", "H100", par(PrecisionRecipe::kFp8Current));
   CHECK(value(h8, "moe_dispatcher") == "flex");
   CHECK(value(h8, "cuda_graph_scopes") == "mamba");
   CHECK(value(h8, "recompute_modules") == "moe+layernorm+core_attn+moe_act");
-  const ReleaseRecipe hb = resolve_release("nemo-26.04", "nemotron3-nano-30b-a3b", "H100",
-                                           par(PrecisionRecipe::kBf16), kRoot, "t", "/x");
+  const ReleaseRecipe hb =
+      recipe("nemo-26.04", "nemotron3-nano-30b-a3b", "H100", par(PrecisionRecipe::kBf16));
   CHECK(value(hb, "cuda_graph_scopes") == "attn+mamba");
   CHECK(value(hb, "recompute_modules") == "moe+layernorm");
 }
@@ -334,18 +335,17 @@ TEST_CASE(
   // Megatron-Bridge v0.3.0 scripts/performance/utils/overrides.py L277-L284: a token-dropless run
   // sets moe_router_force_load_balancing = True (v0.2.0 helpers.py L229-L234); the 25.09 rows are
   // token-drop runs (v0.1.0rc3), without it.
-  const ReleaseRecipe b200 = resolve_release("nemo-26.02", "qwen3-30b-a3b", "B200",
-                                             par(PrecisionRecipe::kMxfp8), kRoot, "t", "/x");
+  const ReleaseRecipe b200 =
+      recipe("nemo-26.02", "qwen3-30b-a3b", "B200", par(PrecisionRecipe::kMxfp8));
   CHECK(value(b200, "moe_router_force_load_balancing") == "true");
   CHECK(value(b200, "megatron_experimental") == "(unset)");
-  const ReleaseRecipe drop = resolve_release("nemo-25.09", "qwen3-30b-a3b", "B200",
-                                             par(PrecisionRecipe::kMxfp8), kRoot, "t", "/x");
+  const ReleaseRecipe drop =
+      recipe("nemo-25.09", "qwen3-30b-a3b", "B200", par(PrecisionRecipe::kMxfp8));
   CHECK(value(drop, "moe_router_force_load_balancing") == "(unset)");
   // DeepSeek's perf config sets cfg.dist.enable_megatron_core_experimental = True in every
   // release (v0.1.0rc3 yaml L33, v0.2.0 deepseek_llm_pretrain.py L38, ..., v0.6.0 recipes).
   for (const char* rel : {"nemo-25.09", "nemo-25.11", "nemo-26.06"}) {
-    const ReleaseRecipe ds = resolve_release(rel, "deepseek-v3", "H100",
-                                             par(PrecisionRecipe::kFp8Current), kRoot, "t", "/x");
+    const ReleaseRecipe ds = recipe(rel, "deepseek-v3", "H100", par(PrecisionRecipe::kFp8Current));
     CHECK(value(ds, "megatron_experimental") == "true");
   }
 }
