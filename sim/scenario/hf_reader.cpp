@@ -103,6 +103,13 @@ void HfReader::fail(const std::string& ptr, const std::string& msg) const {
   throw InputError(file_, prefix_ + ptr, msg);
 }
 
+const json& HfReader::required(const std::string& key) {
+  use(key);
+  if (!j_.contains(key))
+    fail("/" + escape_pointer_token(key), "missing required key '" + key + "'");
+  return j_.at(key);
+}
+
 bool HfReader::present(const std::string& key) const {
   return j_.contains(key) && !j_.at(key).is_null();
 }
@@ -112,8 +119,7 @@ bool HfReader::is_string(const std::string& key) const {
 }
 
 std::string HfReader::str(const std::string& key) {
-  use(key);
-  const json& v = j_.at(key);
+  const json& v = required(key);
   if (!v.is_string()) fail("/" + key, std::string("expected a string, got ") + type_name(v));
   return v.get<std::string>();
 }
@@ -156,8 +162,7 @@ bool HfReader::boolean_or(const std::string& key, bool dflt, const std::string& 
 }
 
 std::vector<std::string> HfReader::string_list(const std::string& key) {
-  use(key);
-  const json& v = j_.at(key);
+  const json& v = required(key);
   if (!v.is_array()) fail("/" + key, "expected an array of strings, got " + show(v));
   std::vector<std::string> out;
   for (size_t i = 0; i < v.size(); ++i) {
@@ -169,8 +174,7 @@ std::vector<std::string> HfReader::string_list(const std::string& key) {
 }
 
 std::vector<int64_t> HfReader::int_list(const std::string& key, int64_t lo, int64_t hi) {
-  use(key);
-  const json& v = j_.at(key);
+  const json& v = required(key);
   if (!v.is_array()) fail("/" + key, "expected an array of integers, got " + show(v));
   std::vector<int64_t> out;
   for (size_t i = 0; i < v.size(); ++i) {

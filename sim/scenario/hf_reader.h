@@ -50,6 +50,8 @@ class HfReader {
     std::string field, text, key;
   };
   void use(const std::string& key) { used_.push_back(key); }
+  // The value at `key`, marked used; "missing required key" (naming it) when it is absent.
+  const jsonr::json& required(const std::string& key);
   void record(const std::string& field, const std::string& text, const std::string& key);
 
   HfReader(const jsonr::json& j, std::string file, std::string prefix);

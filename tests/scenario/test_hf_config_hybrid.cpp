@@ -209,6 +209,11 @@ TEST_CASE("bad Kimi Linear config.json files name the key") {
                     Catch::Contains("c.json:/moe_layer_freq"));
   CHECK_THROWS_WITH(text(with("\"num_experts_per_token\": 8,", "")),
                     Catch::Contains("c.json:/num_experts_per_token: missing required key"));
+  // A misspelt list key is a missing one (fuzz_hf_config's first finding: the list readers
+  // indexed the object without checking the key, an internal error, exit 1).
+  CHECK_THROWS_WITH(
+      text(with("\"full_attn_layers\"", "\"full_attn_laqers\"")),
+      Catch::Contains("c.json:/linear_attn_config/full_attn_layers: missing required key"));
 }
 
 TEST_CASE("bad Nemotron-H config.json files name the key") {
