@@ -14,6 +14,7 @@ namespace fleetsim {
 int cmd_sweep(const SweepCli& o, const char* argv0) {
   LoadOptions lo;
   lo.max_gpus = o.max_gpus;
+  lo.max_sweep_points = o.max_points;
   o.limits.apply(&lo);
   const SweepPlan plan = load_sweep(o.file, lo);
   std::fprintf(stderr, "sweep %s: %lld combinations, %zu points\n", plan.name.c_str(),
@@ -31,6 +32,15 @@ int cmd_sweep(const SweepCli& o, const char* argv0) {
     so.cpus_per_task = o.jobs;
     so.partition = o.partition;
     so.time_limit = o.time_limit;
+    so.limit_args = {"--max-points",     std::to_string(lo.max_sweep_points),
+                     "--max-gpus",       std::to_string(lo.max_gpus),
+                     "--max-passes",     std::to_string(lo.max_passes),
+                     "--max-flows",      std::to_string(lo.max_flows),
+                     "--max-run-events", std::to_string(lo.max_run_events)};
+    if (!o.limits.max_sim_memory.empty()) {
+      so.limit_args.push_back("--max-sim-memory");
+      so.limit_args.push_back(o.limits.max_sim_memory);
+    }
     for (const auto& f : emit_slurm(plan, so))
       std::printf("wrote %s\n", f.c_str());
     std::printf("submit: bash %s/submit.sh  (%d array tasks, then the merge)\n",

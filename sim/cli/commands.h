@@ -122,6 +122,7 @@ int cmd_model_import(const ModelImportCli& o);
 struct SweepCli {
   std::string file, out, shard = "0/1", progress = "auto", emit_slurm, partition, time_limit;
   int jobs = 1, shards = 4, max_gpus = LoadOptions{}.max_gpus;
+  int64_t max_points = LoadOptions{}.max_sweep_points;
   WorkLimits limits;
 };
 // argv0: the command's own path, for the Slurm scripts when /proc/self/exe cannot be read.

@@ -209,6 +209,11 @@ Command add_sweep(CLI::App& app, SweepCli& sw, const char* argv0) {
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
   sweep->add_option("--max-gpus", sw.max_gpus, "Refuse clusters larger than this")
       ->check(CLI::PositiveNumber);
+  sweep
+      ->add_option("--max-points", sw.max_points,
+                   "Refuse sweeps that expand to more points than this, before filters "
+                   "(default 1000000, about 1 GiB of expanded scenarios)")
+      ->check(CLI::PositiveNumber);
   add_work_limits(sweep, sw.limits);
   sweep->add_option("--emit-slurm", sw.emit_slurm,
                     "Write an sbatch job array (one task per shard), the merge job and submit.sh "

@@ -33,6 +33,7 @@ LoadOptions load_options(const Limits& limits) {
   opt.max_flows = limits.max_flows;
   opt.max_run_events = limits.max_run_events;
   opt.max_sim_memory = limits.max_sim_memory;
+  opt.max_sweep_points = limits.max_points;
   return opt;
 }
 

@@ -28,6 +28,7 @@ struct Limits {
   int64_t max_flows = 8'388'608;
   int64_t max_run_events = 200'000'000;
   int64_t max_sim_memory = int64_t{8} << 30;
+  int64_t max_points = 1'000'000;  // sweep points before filters (sweep --max-points)
 };
 
 // `fleetsim run`'s report.json, byte for byte: the training step (and the run-level Monte Carlo

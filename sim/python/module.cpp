@@ -26,11 +26,13 @@ Source make_source(bool is_path, std::string name, std::string text) {
   return s;
 }
 
-// (max_gpus, max_passes, max_flows, max_run_events, max_sim_memory) from fleetsim._limits.
-using LimitArgs = std::tuple<int, int64_t, int64_t, int64_t, int64_t>;
+// (max_gpus, max_passes, max_flows, max_run_events, max_sim_memory, max_points) from
+// fleetsim._limits.
+using LimitArgs = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t>;
 Limits make_limits(const LimitArgs& a) {
   Limits l;
-  std::tie(l.max_gpus, l.max_passes, l.max_flows, l.max_run_events, l.max_sim_memory) = a;
+  std::tie(l.max_gpus, l.max_passes, l.max_flows, l.max_run_events, l.max_sim_memory,
+           l.max_points) = a;
   return l;
 }
 
@@ -88,4 +90,5 @@ PYBIND11_MODULE(_core, m) {
   m.attr("default_max_flows") = Limits{}.max_flows;
   m.attr("default_max_run_events") = Limits{}.max_run_events;
   m.attr("default_max_sim_memory") = Limits{}.max_sim_memory;
+  m.attr("default_max_points") = Limits{}.max_points;
 }

@@ -91,6 +91,10 @@ struct LoadOptions {
   // Type × count × parallelism combinations a plan may search, each a step simulation and a
   // Monte Carlo (raise with `plan --max-candidates`).
   int64_t max_plan_candidates = 4096;
+  // Points a sweep file may expand to, before filters (raise with `sweep --max-points`): each
+  // point's canonical scenario is held in memory while the sweep runs, about 1.1 KiB for the
+  // quickstart (1.6 M points: 1.7 GiB and 21 s to expand), so 10^6 points stay near 1 GiB.
+  int64_t max_sweep_points = 1'000'000;
 };
 
 // FLEETSIM_DATA_DIR from the environment, else the source tree the binary was built from.

@@ -31,7 +31,6 @@ const std::vector<std::string> kRandomKeys = {"mode", "n", "seed", "parameters"}
 const std::vector<std::string> kRandomParamKeys = {"pointer", "distribution", "min",
                                                    "max",     "integer",      "values"};
 const std::vector<std::string> kFilterKeys = {"name", "expr"};
-constexpr long long kMaxPoints = 10'000'000;
 
 // A JSON pointer split into tokens (~1 and ~0 unescaped).
 std::vector<std::string> split_pointer(const std::string& p, const Obj& at,
@@ -272,7 +271,11 @@ class SweepReader {
   }
 
   void read_random(const Obj& o, const json& base, Axis* axis) {
-    const int64_t n = o.integer("n", 1, kMaxPoints);
+    const int64_t n = o.integer("n", 1, INT64_MAX);
+    if (n > opt_.max_sweep_points)
+      o.fail(o.at("n"), std::to_string(n) + " samples are more than the sweep's limit of " +
+                            std::to_string(opt_.max_sweep_points) +
+                            " points (raise it with --max-points)");
     const uint64_t seed =
         o.has("seed") ? static_cast<uint64_t>(o.integer("seed", 0, INT64_MAX)) : 1;
     const json& params = o.get("parameters");
@@ -472,9 +475,10 @@ SweepPlan parse_sweep(const std::string& text, const std::string& file, const Lo
   for (size_t i = 0; i < axes_j.size(); ++i) {
     axes.push_back(reader.read_axis(root, i, base));
     total *= static_cast<long double>(axes.back().settings.size());
-    if (total > kMaxPoints) {
+    if (total > static_cast<long double>(opt.max_sweep_points)) {
       root.fail(root.at("axes") + "/" + std::to_string(i),
-                "the sweep expands to more than " + std::to_string(kMaxPoints) + " points");
+                "the sweep expands to more than " + std::to_string(opt.max_sweep_points) +
+                    " points (raise the limit with --max-points)");
     }
   }
   for (const auto& c : reader.columns())

@@ -52,9 +52,12 @@ std::vector<std::string> emit_slurm(const SweepPlan& plan, const SlurmOptions& o
            " points in " + n + " shards, one array task per shard (shard i = points with index " +
            "% " + n + " == i).\n";
   array += "set -euo pipefail\n";
+  std::string limits;
+  for (const std::string& a : opt.limit_args)
+    limits += " " + quote(a);
   array += "exec " + quote(exe) + " sweep " + quote(sweep) + " --shard \"${SLURM_ARRAY_TASK_ID}/" +
-           n + "\" -j \"${SLURM_CPUS_PER_TASK:-" + std::to_string(opt.cpus_per_task) +
-           "}\" --progress lines --out " + quote(dir) + "/shard-\"${SLURM_ARRAY_TASK_ID}\"\n";
+           n + "\" -j \"${SLURM_CPUS_PER_TASK:-" + std::to_string(opt.cpus_per_task) + "}\"" +
+           limits + " --progress lines --out " + quote(dir) + "/shard-\"${SLURM_ARRAY_TASK_ID}\"\n";
 
   std::string merge = header(opt, job + "-merge", dir + "/logs/merge.out");
   merge += "# Merges the " + n + " shard folders into " + dir + "/merged; fails naming the " +

@@ -123,6 +123,10 @@ struct SlurmOptions {
   int cpus_per_task = 1;
   std::string partition;   // optional
   std::string time_limit;  // optional, sbatch --time format
+  // Arguments every array task repeats after `sweep FILE`: the work limits the sweep was
+  // expanded under (--max-points, --max-gpus, --max-passes, ...), so that its tasks accept the
+  // same points; each is quoted for the shell.
+  std::vector<std::string> limit_args;
 };
 // Writes DIR/sweep.sbatch (an array of `shards` tasks, task i runs --shard i/shards into
 // DIR/shard-i), DIR/merge.sbatch (fleetsim merge DIR/merged DIR/shard-0 ...) and DIR/submit.sh

@@ -91,6 +91,18 @@ def test_sweep_dict_and_bad_points():
     assert rows[1]["error"].startswith("<sweep dict>[point 1]:/workload/parallelism")
 
 
+def test_sweep_points_limit():
+    doc = json.load(open("scenarios/sweeps/quickstart-parallelism.json"))
+    doc["base"] = "scenarios/quickstart.json"
+    doc["axes"] = [{"mode": "grid", "pointer": "/seed", "values": [1, 2, 3]}]
+    doc["filters"] = []
+    with pytest.raises(fleetsim.InputError) as e:
+        fleetsim.sweep(doc, max_points=2)
+    assert e.value.pointer == "/axes/0"
+    assert "more than 2 points" in e.value.message
+    assert len(fleetsim.sweep(doc, max_points=3)) == 3
+
+
 def test_validate_matches_cli(cli):
     csv = "validation/nccl_collectives.csv"
     r = cli("validate", "--reference", csv, "--json")

@@ -236,6 +236,42 @@ TEST_CASE("bad sweep files: exit-2 errors with the sweep file's JSON pointer") {
                    0) == 0);
 }
 
+TEST_CASE("the point limit: refused up front naming --max-points, which raises it") {
+  // 3 x 4 x 5 = 60 combinations; the limit is checked as each axis multiplies in.
+  const std::string three_axes = sweep(R"([
+      {"mode": "grid", "pointer": "/seed", "values": [1, 2, 3]},
+      {"mode": "grid", "pointer": "/cluster/count", "values": [1, 2, 3, 4]},
+      {"mode": "grid", "pointer": "/workload/sizes/0", "values": ["1MiB", "2MiB", "4MiB",
+                                                                  "8MiB", "16MiB"]}])");
+  LoadOptions opt = load_options();
+  opt.max_sweep_points = 59;
+  try {
+    parse_sweep(three_axes, kFile, opt);
+    FAIL("a 60-point sweep passed a limit of 59");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          kFile +
+              ":/axes/2: the sweep expands to more than 59 points (raise the limit with "
+              "--max-points)");
+  }
+  opt.max_sweep_points = 60;
+  CHECK(parse_sweep(three_axes, kFile, opt).points.size() == 60);
+  // A random axis is refused before its samples are drawn.
+  opt.max_sweep_points = 10;
+  try {
+    parse_sweep(sweep(R"([{"mode": "random", "n": 11, "parameters": [{"pointer": "/seed",
+        "distribution": "uniform", "min": 1, "max": 100, "integer": true}]}])"),
+                kFile, opt);
+    FAIL("11 samples passed a limit of 10");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          kFile +
+              ":/axes/0/n: 11 samples are more than the sweep's limit of 10 points (raise it "
+              "with --max-points)");
+  }
+  CHECK(LoadOptions{}.max_sweep_points == 1'000'000);
+}
+
 TEST_CASE("result rows round-trip through JSON Lines, CSV quotes") {
   const SweepResultsCodec codec;
   SweepRow r;

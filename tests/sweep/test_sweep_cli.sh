@@ -59,6 +59,11 @@ check emit 0 "$bin" sweep "$q" --emit-slurm "$tmp/slurm" --shards 3 -j 2
 grep -q '^#SBATCH --array=0-2$' "$tmp/slurm/sweep.sbatch" && grep -q -- '--shard "${SLURM_ARRAY_TASK_ID}/3"' "$tmp/slurm/sweep.sbatch" && ok || bad "sbatch script"
 grep -q "merge '$tmp/slurm/merged' '$tmp/slurm/shard-0' '$tmp/slurm/shard-1' '$tmp/slurm/shard-2'" "$tmp/slurm/merge.sbatch" && ok || bad "merge script"
 bash -n "$tmp/slurm/submit.sh" && ok || bad "submit.sh syntax"
+# The array tasks repeat the limits the sweep was expanded under (raised ones included).
+check emit-limits 0 "$bin" sweep "$q" --emit-slurm "$tmp/slurm2" --shards 2 --max-points 500 --max-flows 1000000 --max-sim-memory 2GiB
+grep -q -- "'--max-points' '500' '--max-gpus' '131072' '--max-passes' '20000000' '--max-flows' '1000000' '--max-run-events' '200000000' '--max-sim-memory' '2GiB' --progress" "$tmp/slurm2/sweep.sbatch" && ok || { bad "sbatch limits"; grep exec "$tmp/slurm2/sweep.sbatch"; }
+check points-limit 2 "$bin" sweep "$q" --max-points 62 --emit-slurm "$tmp/slurm3"
+grep -q "points (raise the limit with --max-points)" "$tmp/err" && ok || { bad "points-limit message"; cat "$tmp/err"; }
 
 # Bad sweep files: exit 2, file and JSON pointer.
 printf '{"name": "b", "base": "%s/scenarios/quickstart.json", "axes": [{"mode": "grid", "pointer": "/workload/parallelism/tpp", "values": [1]}]}' "$PWD" >"$tmp/b1.json"

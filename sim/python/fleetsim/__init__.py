@@ -10,7 +10,7 @@ Scenarios and sweeps are a path (str or os.PathLike) or a dict in the scenario /
 (relative paths inside a dict resolve from the current folder). Bad input raises
 fleetsim.InputError (a ValueError) with .file, .pointer and .message, the cases where the CLI
 exits with 2; work over a limit (max_gpus, max_passes, max_flows, max_run_events,
-max_sim_memory keyword arguments) is such an input error, refused before it starts, and running
+max_sim_memory, and for sweeps max_points keyword arguments) is such an input error, refused before it starts, and running
 out of memory anyway raises MemoryError naming those limits. The GIL is released while simulating, so Python threads run in parallel.
 Reference: docs/python.md.
 """
@@ -48,7 +48,8 @@ def _source(doc, what):
     raise TypeError(f"expected a {what} path or dict, got {type(doc).__name__}")
 
 
-_LIMITS = ("max_gpus", "max_passes", "max_flows", "max_run_events", "max_sim_memory")
+_LIMITS = ("max_gpus", "max_passes", "max_flows", "max_run_events", "max_sim_memory",
+           "max_points")
 
 
 def _limits(limits):
@@ -97,6 +98,9 @@ def sweep(sweep, *, threads=1, **limits):
     Returns Rows: the rows of the CLI's results.jsonl in point order (point, key, status, the
     axis columns by JSON pointer, the metrics, error); .info holds name, combinations, columns
     and skipped. The numbers do not depend on `threads`.
+
+    limits: as run(), and max_points (the CLI's --max-points: points the sweep may expand to
+    before filters, default 1,000,000).
     """
     if int(threads) < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
