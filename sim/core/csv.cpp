@@ -2,6 +2,7 @@
 #include "core/error.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -141,6 +142,15 @@ int CsvTable::column(const std::string& name) const {
 }
 
 std::string read_text_file(const std::string& path, size_t max_bytes) {
+  // Only regular files: a folder's "size" is not one, and a device or pipe (/dev/zero, a FIFO)
+  // would be read without end.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw InputError(path, "",
+                     std::filesystem::exists(path, ec)
+                         ? "cannot read file: not a regular file (a folder, device or pipe)"
+                         : "cannot read file: no such file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot open file");
   in.seekg(0, std::ios::end);

@@ -29,7 +29,12 @@ constexpr size_t kMaxFileBytes = 16u << 20;
 
 inline std::string read_file(const std::string& path) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw InputError(path, "", "cannot read file: no such file");
+  if (!fs::is_regular_file(path, ec)) {
+    throw InputError(path, "",
+                     fs::exists(path, ec) ? "cannot read file: not a regular file (a folder, "
+                                            "device or pipe)"
+                                          : "cannot read file: no such file");
+  }
   const auto size = fs::file_size(path, ec);
   if (ec) throw InputError(path, "", "cannot read file: " + ec.message());
   if (size > kMaxFileBytes) {

@@ -222,6 +222,14 @@ with open(bigcsv, "wb") as f:
     f.write(b"H100,8,all_reduce,busbw,1,msg_bytes=" + b"9" * (100 << 20) + b"\n")
 expect_error("100MB-csv", ["validate", "--reference", bigcsv], "", "limit is")
 
+# ---- not a regular file: a folder, a device that never ends, a missing path ----
+for name, args in [("run", ["run"]), ("validate", ["validate", "--reference"]),
+                   ("model-import", ["model", "import"]), ("sweep", ["sweep"])]:
+    expect_error(f"{name}-folder", args + [TMP], "/", "not a regular file", timeout=20)
+    expect_error(f"{name}-dev-zero", args + ["/dev/zero"], "/", "not a regular file", timeout=20)
+    expect_error(f"{name}-missing", args + [os.path.join(TMP, "missing.json")], "/",
+                 "no such file", timeout=20)
+
 # ---- model files ----
 model = json.load(open("workloads/models/llama3-8b.json"))
 for name, m, ptr, msg in [
