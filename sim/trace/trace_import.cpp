@@ -8,10 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "core/csv.h"
 #include "core/error.h"
 #include "trace/trace_internal.h"
 
@@ -26,16 +25,12 @@ double TraceKernelGroup::median_us() const {
 
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot open the trace file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// Traces larger than this are refused before they are read: nlohmann::json holds a parsed
+// Kineto trace in about 10x its size, so 1 GiB of trace is about 10 GiB of memory.
+constexpr size_t kMaxTraceBytes = size_t{1} << 30;
 
 json parse_trace(const std::string& path) {
-  const std::string text = read_text(path);
+  const std::string text = read_text_file(path, kMaxTraceBytes);
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {

@@ -224,7 +224,8 @@ expect_error("100MB-csv", ["validate", "--reference", bigcsv], "", "limit is")
 
 # ---- not a regular file: a folder, a device that never ends, a missing path ----
 for name, args in [("run", ["run"]), ("validate", ["validate", "--reference"]),
-                   ("model-import", ["model", "import"]), ("sweep", ["sweep"])]:
+                   ("model-import", ["model", "import"]), ("sweep", ["sweep"]),
+                   ("import-trace", ["calibrate", "import-trace"])]:
     expect_error(f"{name}-folder", args + [TMP], "/", "not a regular file", timeout=20)
     expect_error(f"{name}-dev-zero", args + ["/dev/zero"], "/", "not a regular file", timeout=20)
     expect_error(f"{name}-missing", args + [os.path.join(TMP, "missing.json")], "/",
