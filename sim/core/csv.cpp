@@ -159,7 +159,7 @@ std::string read_text_file(const std::string& path, size_t max_bytes) {
   if (static_cast<size_t>(size) > max_bytes)
     throw InputError(path, "",
                      "file is " + std::to_string(static_cast<long long>(size)) +
-                         " bytes; the limit is " + std::to_string(max_bytes));
+                         " bytes; the limit is " + std::to_string(max_bytes) + " bytes");
   in.seekg(0, std::ios::beg);
   std::ostringstream ss;
   ss << in.rdbuf();

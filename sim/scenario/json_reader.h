@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/csv.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "scenario/scenario.h"
@@ -27,26 +27,10 @@ namespace fs = std::filesystem;
 constexpr int kMaxDepth = 64;
 constexpr size_t kMaxFileBytes = 16u << 20;
 
+// A regular file of at most kMaxFileBytes (core/csv.h's reader: folders, devices and pipes are
+// refused, so a /dev/zero path cannot be read without end).
 inline std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
-    throw InputError(path, "",
-                     fs::exists(path, ec) ? "cannot read file: not a regular file (a folder, "
-                                            "device or pipe)"
-                                          : "cannot read file: no such file");
-  }
-  const auto size = fs::file_size(path, ec);
-  if (ec) throw InputError(path, "", "cannot read file: " + ec.message());
-  if (size > kMaxFileBytes) {
-    throw InputError(path, "",
-                     "file is " + std::to_string(size) + " bytes; the limit is " +
-                         std::to_string(kMaxFileBytes) + " bytes");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_text_file(path, kMaxFileBytes);
 }
 
 inline std::string escape_pointer_token(const std::string& key) {
