@@ -477,8 +477,8 @@ SweepPlan parse_sweep(const std::string& text, const std::string& file, const Lo
     total *= static_cast<long double>(axes.back().settings.size());
     if (total > static_cast<long double>(opt.max_sweep_points)) {
       root.fail(root.at("axes") + "/" + std::to_string(i),
-                "the sweep expands to more than " + std::to_string(opt.max_sweep_points) +
-                    " points (raise the limit with --max-points)");
+                "the sweep expands to more points than its limit of " +
+                    std::to_string(opt.max_sweep_points) + " (raise it with --max-points)");
     }
   }
   for (const auto& c : reader.columns())

@@ -99,7 +99,7 @@ def test_sweep_points_limit():
     with pytest.raises(fleetsim.InputError) as e:
         fleetsim.sweep(doc, max_points=2)
     assert e.value.pointer == "/axes/0"
-    assert "more than 2 points" in e.value.message
+    assert "more points than its limit of 2" in e.value.message
     assert len(fleetsim.sweep(doc, max_points=3)) == 3
 
 

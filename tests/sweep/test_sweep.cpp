@@ -247,7 +247,7 @@ TEST_CASE("the point limit: refused up front naming --max-points, which raises i
   opt.max_sweep_points = 59;
   CHECK(error_of(three_axes, opt) ==
         kFile +
-            ":/axes/2: the sweep expands to more than 59 points (raise the limit with "
+            ":/axes/2: the sweep expands to more points than its limit of 59 (raise it with "
             "--max-points)");
   opt.max_sweep_points = 60;
   CHECK(plan_of(three_axes, opt).points.size() == 60);

@@ -63,7 +63,7 @@ bash -n "$tmp/slurm/submit.sh" && ok || bad "submit.sh syntax"
 check emit-limits 0 "$bin" sweep "$q" --emit-slurm "$tmp/slurm2" --shards 2 --max-points 500 --max-flows 1000000 --max-sim-memory 2GiB
 grep -q -- "'--max-points' '500' '--max-gpus' '131072' '--max-passes' '20000000' '--max-flows' '1000000' '--max-run-events' '200000000' '--max-sim-memory' '2GiB' --progress" "$tmp/slurm2/sweep.sbatch" && ok || { bad "sbatch limits"; grep exec "$tmp/slurm2/sweep.sbatch"; }
 check points-limit 2 "$bin" sweep "$q" --max-points 62 --emit-slurm "$tmp/slurm3"
-grep -q "points (raise the limit with --max-points)" "$tmp/err" && ok || { bad "points-limit message"; cat "$tmp/err"; }
+grep -q "points than its limit of 62 (raise it with --max-points)" "$tmp/err" && ok || { bad "points-limit message"; cat "$tmp/err"; }
 
 # Bad sweep files: exit 2, file and JSON pointer.
 printf '{"name": "b", "base": "%s/scenarios/quickstart.json", "axes": [{"mode": "grid", "pointer": "/workload/parallelism/tpp", "values": [1]}]}' "$PWD" >"$tmp/b1.json"
