@@ -32,15 +32,10 @@ int cmd_sweep(const SweepCli& o, const char* argv0) {
     so.cpus_per_task = o.jobs;
     so.partition = o.partition;
     so.time_limit = o.time_limit;
-    so.limit_args = {"--max-points",     std::to_string(lo.max_sweep_points),
-                     "--max-gpus",       std::to_string(lo.max_gpus),
-                     "--max-passes",     std::to_string(lo.max_passes),
-                     "--max-flows",      std::to_string(lo.max_flows),
-                     "--max-run-events", std::to_string(lo.max_run_events)};
-    if (!o.limits.max_sim_memory.empty()) {
-      so.limit_args.push_back("--max-sim-memory");
-      so.limit_args.push_back(o.limits.max_sim_memory);
-    }
+    so.limit_args = {"--max-points", std::to_string(lo.max_sweep_points), "--max-gpus",
+                     std::to_string(lo.max_gpus)};
+    for (auto& a : o.limits.arguments())
+      so.limit_args.push_back(std::move(a));
     for (const auto& f : emit_slurm(plan, so))
       std::printf("wrote %s\n", f.c_str());
     std::printf("submit: bash %s/submit.sh  (%d array tasks, then the merge)\n",

@@ -36,6 +36,13 @@ struct RunOutputs {
 
 // Work limits (--max-passes, --max-flows, --max-run-events, --max-sim-memory) of run, sweep and
 // plan: refused up front with exit 2, the estimate and the flag (scenario.h LoadOptions).
+// The work-limit flags' names: main.cpp defines the options under them, and
+// WorkLimits::arguments writes them back for the commands fleetsim emits (Slurm array tasks).
+inline constexpr const char* kMaxPassesFlag = "--max-passes";
+inline constexpr const char* kMaxFlowsFlag = "--max-flows";
+inline constexpr const char* kMaxRunEventsFlag = "--max-run-events";
+inline constexpr const char* kMaxSimMemoryFlag = "--max-sim-memory";
+
 struct WorkLimits {
   int64_t max_passes = LoadOptions{}.max_passes;
   int64_t max_flows = LoadOptions{}.max_flows;
@@ -44,6 +51,9 @@ struct WorkLimits {
   int64_t max_trace_events = 5'000'000;  // run --trace: about 450 MB of Chrome-trace JSON
   // Copies the limits into `opt`; InputError when --max-sim-memory is not a size.
   void apply(LoadOptions* opt) const;
+  // The limits as command-line arguments ("--max-passes", "20000000", ...), every one given
+  // (--max-sim-memory only when set), so that a command run elsewhere refuses what this one did.
+  std::vector<std::string> arguments() const;
 };
 // What main prints (exit 2) when std::bad_alloc reaches it: the limit flags to lower.
 const char* out_of_memory_message();

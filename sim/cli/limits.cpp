@@ -17,6 +17,17 @@ void WorkLimits::apply(LoadOptions* opt) const {
   opt->max_sim_memory = b->count();
 }
 
+std::vector<std::string> WorkLimits::arguments() const {
+  std::vector<std::string> args = {kMaxPassesFlag,    std::to_string(max_passes),
+                                   kMaxFlowsFlag,     std::to_string(max_flows),
+                                   kMaxRunEventsFlag, std::to_string(max_run_events)};
+  if (!max_sim_memory.empty()) {
+    args.push_back(kMaxSimMemoryFlag);
+    args.push_back(max_sim_memory);
+  }
+  return args;
+}
+
 Progress command_progress(const std::string& mode, const std::string& label,
                           const std::string& unit) {
   ProgressMode m = ProgressMode::kAuto;

@@ -24,19 +24,19 @@ struct Command {
 
 // --max-passes, --max-flows, --max-run-events, --max-sim-memory: work refused up front.
 void add_work_limits(CLI::App* app, WorkLimits& l) {
-  app->add_option("--max-passes", l.max_passes,
+  app->add_option(kMaxPassesFlag, l.max_passes,
                   "Refuse training steps with more forward/backward passes to simulate (TP units "
                   "x micro-batches x model chunks x 2)")
       ->check(CLI::PositiveNumber);
-  app->add_option("--max-flows", l.max_flows,
+  app->add_option(kMaxFlowsFlag, l.max_flows,
                   "Refuse collectives with more flows to simulate (an all-to-all has one per "
                   "ordered GPU pair; auto counts every algorithm tried)")
       ->check(CLI::PositiveNumber);
-  app->add_option("--max-run-events", l.max_run_events,
+  app->add_option(kMaxRunEventsFlag, l.max_run_events,
                   "Refuse run-level Monte Carlos with more events (failures, gray onsets, "
                   "checkpoints; estimated from the rates x GPUs x duration x replicas)")
       ->check(CLI::PositiveNumber);
-  app->add_option("--max-sim-memory", l.max_sim_memory,
+  app->add_option(kMaxSimMemoryFlag, l.max_sim_memory,
                   "Refuse simulations estimated to take more memory than this (a size, e.g. "
                   "16GiB; default 8GiB)")
       ->check(
