@@ -8,7 +8,7 @@
 #include "fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string& path = fleetsim::fuzz::write_temp(data, size, ".csv");
+  const std::string path = fleetsim::fuzz::write_temp(data, size, ".csv");
   try {
     (void)fleetsim::read_calibration_file(path);
   } catch (const fleetsim::InputError&) {

@@ -17,10 +17,10 @@ inline std::string as_text(const uint8_t* data, size_t size) {
   return std::string(reinterpret_cast<const char*>(data), size);
 }
 
-// Writes the input to a per-process temporary file, for parsers that take a path.
-inline const std::string& write_temp(const uint8_t* data, size_t size, const char* suffix) {
-  static const std::string path =
-      "/tmp/fleetsim-fuzz-" + std::to_string(::getpid()) + std::string(suffix);
+// Writes bytes to /tmp/fleetsim-fuzz-<pid><suffix>, for parsers that take a path: one file per
+// process and suffix, so a target may keep two files at once (an input and what it wrote).
+inline std::string write_temp(const void* data, size_t size, const char* suffix) {
+  const std::string path = "/tmp/fleetsim-fuzz-" + std::to_string(::getpid()) + suffix;
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) __builtin_trap();
   if (size > 0 && std::fwrite(data, 1, size, f) != size) __builtin_trap();

@@ -3,11 +3,8 @@
 // the calibration file written for it (when a kernel group was written, as cmd_import_trace.cpp
 // does) must pass read_calibration_file (sim/compute/import.cpp), as trace_import.h promises: an
 // InputError there is a finding (the CLI's internal error, exit 1).
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 #include "compute/import.h"
@@ -28,7 +25,7 @@ void check_breakdown(const std::string& path) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string& path = fleetsim::fuzz::write_temp(data, size, ".json");
+  const std::string path = fleetsim::fuzz::write_temp(data, size, ".json");
   try {
     check_breakdown(path);
   } catch (const fleetsim::InputError&) {
@@ -46,11 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const fleetsim::TraceKernelGroup& g : t.groups)
     any = any || g.written;
   if (!any) return 0;
-  const std::string out = "/tmp/fleetsim-fuzz-" + std::to_string(::getpid()) + "-calibration.csv";
-  std::FILE* f = std::fopen(out.c_str(), "wb");
-  if (f == nullptr) __builtin_trap();
-  if (!csv.empty() && std::fwrite(csv.data(), 1, csv.size(), f) != csv.size()) __builtin_trap();
-  std::fclose(f);
+  const std::string out = fleetsim::fuzz::write_temp(csv.data(), csv.size(), "-calibration.csv");
   (void)fleetsim::read_calibration_file(out);  // throws (a finding) if the written file is bad
   return 0;
 }

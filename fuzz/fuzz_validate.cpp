@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const fleetsim::InputError&) {
     return 0;
   }
-  const std::string& path = fleetsim::fuzz::write_temp(data, size, ".csv");
+  const std::string path = fleetsim::fuzz::write_temp(data, size, ".csv");
   try {
     const fleetsim::ValidationReport rep =
         fleetsim::validate_reference(path, fleetsim::fuzz::data_dir());
