@@ -90,12 +90,13 @@ void check(const ModelSpec& m, const ParallelConfig& p, const MemoryOptions& o) 
        "optimizer_offload_fraction must be in [0, 1]");
   need(o.moe_token_factor >= 1, "moe_token_factor must be >= 1");
   need(o.cpu_offload_layers >= 0, "cpu_offload_layers must be >= 0");
+  // Also for a dense model: the expert data-parallel size tp·cp·dp / (ep·etp) divides by it.
+  need((int64_t{p.tp} * p.cp * p.dp) % (int64_t{p.ep} * p.etp) == 0,
+       "ep · etp (" + std::to_string(p.ep * p.etp) + ") must divide tp · cp · dp (" +
+           std::to_string(p.tp * p.cp * p.dp) + ")");
   if (is_moe(m)) {
     need(m.moe.experts % p.ep == 0, "ep (" + std::to_string(p.ep) + ") must divide experts (" +
                                         std::to_string(m.moe.experts) + ")");
-    need((int64_t{p.tp} * p.cp * p.dp) % (int64_t{p.ep} * p.etp) == 0,
-         "ep · etp (" + std::to_string(p.ep * p.etp) + ") must divide tp · cp · dp (" +
-             std::to_string(p.tp * p.cp * p.dp) + ")");
   }
 }
 

@@ -142,12 +142,12 @@ void check_parallel_config(const ModelSpec& m, const ParallelConfig& p, int worl
                               std::to_string(mbs) +
                               ") to be a multiple of pp = " + std::to_string(p.pp));
   }
+  const int64_t stage_ranks = int64_t{p.tp} * p.cp * p.dp;
+  if (stage_ranks % (int64_t{p.ep} * p.etp) != 0) {
+    fail(par + "/ep", "ep·etp = " + std::to_string(p.ep * p.etp) +
+                          " must divide tp·cp·dp = " + std::to_string(stage_ranks));
+  }
   if (is_moe(m)) {
-    const int64_t stage_ranks = int64_t{p.tp} * p.cp * p.dp;
-    if (stage_ranks % (int64_t{p.ep} * p.etp) != 0) {
-      fail(par + "/ep", "ep·etp = " + std::to_string(p.ep * p.etp) +
-                            " must divide tp·cp·dp = " + std::to_string(stage_ranks));
-    }
     if (m.moe.experts % p.ep != 0)
       fail(par + "/ep", "ep = " + std::to_string(p.ep) + " must divide the model's " +
                             std::to_string(m.moe.experts) + " experts" +

@@ -304,3 +304,21 @@ TEST_CASE("embedding and output layer: the stage imbalance") {
   CHECK(t0.activations == 2 * 15 * layer);
   CHECK(s0.params_on_rank - t0.params_on_rank == layer_params(m, 0).total());
 }
+
+TEST_CASE("a dense model with etp that does not divide tp·cp·dp is refused, not divided by zero") {
+  // Found by fuzz_validate (fuzz/regressions/validate/dense-etp-15.csv): a Llama 3 70B row with
+  // TP 4, PP 8 on 64 GPUs (dp 2) and etp 15 made the expert data-parallel size 8 / 15 = 0.
+  ParallelConfig p = gpt3_tp8_pp8();
+  p.tp = 4;
+  p.dp = 2;
+  p.etp = 15;
+  const ModelSpec m = zoo("gpt3-175b");
+  try {
+    (void)estimate_memory(m, p, 1LL << 40, korthikanti());
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.message() == "ep · etp (15) must divide tp · cp · dp (8)");
+  }
+  p.etp = 2;  // 8 / 2 = 4 expert data-parallel ranks: accepted
+  CHECK(estimate_memory(m, p, 1LL << 40, korthikanti()).total > 0);
+}
