@@ -34,8 +34,6 @@ struct RunOutputs {
   std::string progress = "auto";  // --progress: auto (a bar on a terminal), bar, lines, none
 };
 
-// Work limits (--max-passes, --max-flows, --max-run-events, --max-sim-memory) of run, sweep and
-// plan: refused up front with exit 2, the estimate and the flag (scenario.h LoadOptions).
 // The work-limit flags' names: main.cpp defines the options under them, and
 // WorkLimits::arguments writes them back for the commands fleetsim emits (Slurm array tasks).
 inline constexpr const char* kMaxPassesFlag = "--max-passes";
@@ -43,6 +41,8 @@ inline constexpr const char* kMaxFlowsFlag = "--max-flows";
 inline constexpr const char* kMaxRunEventsFlag = "--max-run-events";
 inline constexpr const char* kMaxSimMemoryFlag = "--max-sim-memory";
 
+// Work limits (--max-passes, --max-flows, --max-run-events, --max-sim-memory) of run, sweep and
+// plan: refused up front with exit 2, the estimate and the flag (scenario.h LoadOptions).
 struct WorkLimits {
   int64_t max_passes = LoadOptions{}.max_passes;
   int64_t max_flows = LoadOptions{}.max_flows;
