@@ -76,6 +76,17 @@ double nic_bytes_per_second(const Topology& topo) {
   return n.nics_per_gpu >= 1 ? per_nic * n.nics_per_gpu : per_nic / std::max(1, n.gpus_per_nic);
 }
 
+// The most of `gpus` that share one NVLink domain.
+int max_gpus_per_domain(const Topology& topo, const std::vector<int>& gpus) {
+  std::map<int, int> domains;
+  for (int x : gpus)
+    domains[topo.domain_of(x)]++;
+  int most = 0;
+  for (const auto& [d, k] : domains)
+    most = std::max(most, k);
+  return most;
+}
+
 }  // namespace
 
 const char* to_string(DispatchLibrary l) {
@@ -234,12 +245,7 @@ DispatchPlan plan_dispatch(const Topology& topo, const CollectiveParams& params,
     p.params.base_latency = p.params.nvlink_step_latency = p.params.net_step_latency = Time::zero();
   }
   DispatchMatrix m = dispatch_matrix(topo, c, gpus);
-  std::map<int, int> domains;
-  for (int x : gpus)
-    domains[topo.domain_of(x)]++;
-  int per_domain = 0;
-  for (const auto& [d, k] : domains)
-    per_domain = std::max(per_domain, k);
+  const int per_domain = max_gpus_per_domain(topo, gpus);
   const DispatchCounts n = dispatch_counts(c, per_domain);
   const double nic = nic_bytes_per_second(topo);
   const bool combine = c.op == DispatchOp::kCombine;
@@ -311,13 +317,7 @@ DispatchResult simulate_dispatch(const Topology& topo, const CollectiveParams& p
   r.api = p.api;
   r.fixed = p.low_latency > Time::zero() ? p.low_latency : p.fixed;
   r.time = dispatch_time(p, flow);
-  std::map<int, int> domains;
-  for (int x : gpus)
-    domains[topo.domain_of(x)]++;
-  int per_domain = 0;
-  for (const auto& [d, k] : domains)
-    per_domain = std::max(per_domain, k);
-  r.counts = dispatch_counts(c, per_domain);
+  r.counts = dispatch_counts(c, max_gpus_per_domain(topo, gpus));
   return r;
 }
 
