@@ -456,7 +456,6 @@ void FlowNetwork::recycle_run(uint32_t r) {
 
 // The earliest live completion (nullptr when none), dropping stale entries on the way.
 const FlowNetwork::Completion* FlowNetwork::next_completion() {
-  const auto after = [this](uint32_t a, uint32_t b) { return run_after(a, b); };
   while (!run_heap_.empty()) {
     const uint32_t top = run_heap_.front();
     CompletionRun& run = runs_[top];
@@ -465,26 +464,25 @@ const FlowNetwork::Completion* FlowNetwork::next_completion() {
       ++run.pos;
     if (run.pos == start) return &run.items[run.pos];
     completion_entries_ -= run.pos - start;
-    std::pop_heap(run_heap_.begin(), run_heap_.end(), after);
-    if (run.pos < run.items.size()) {
-      std::push_heap(run_heap_.begin(), run_heap_.end(), after);
-    } else {
-      run_heap_.pop_back();
-      recycle_run(top);
-    }
+    reseat_top_run();
   }
   return nullptr;
 }
 
 // Consumes the entry next_completion() returned.
 void FlowNetwork::pop_completion() {
+  ++runs_[run_heap_.front()].pos;
+  --completion_entries_;
+  reseat_top_run();
+}
+
+// The heap's top run has moved past entries: it goes back to its place in the heap, or is
+// recycled when none are left.
+void FlowNetwork::reseat_top_run() {
   const auto after = [this](uint32_t a, uint32_t b) { return run_after(a, b); };
   const uint32_t top = run_heap_.front();
-  CompletionRun& run = runs_[top];
-  ++run.pos;
-  --completion_entries_;
   std::pop_heap(run_heap_.begin(), run_heap_.end(), after);
-  if (run.pos < run.items.size()) {
+  if (runs_[top].pos < runs_[top].items.size()) {
     std::push_heap(run_heap_.begin(), run_heap_.end(), after);
   } else {
     run_heap_.pop_back();

@@ -142,6 +142,7 @@ class FlowNetwork final : public EventHandler {
   uint32_t new_run();
   void push_run(uint32_t run);
   void recycle_run(uint32_t run);
+  void reseat_top_run();
   bool run_after(uint32_t a, uint32_t b) const;
   const Completion* next_completion();
   void pop_completion();
