@@ -81,8 +81,9 @@ Table load_table(const std::string& data_dir) {
   const json& rels = top.get("releases");
   if (!rels.is_array() || rels.empty()) top.fail("/releases", "expected a non-empty array");
   for (size_t i = 0; i < rels.size(); ++i) {
-    const Obj r(rels[i], t.path, "/releases/" + std::to_string(i),
-                {"name", "container", "stack", "recipes", "version_source", "note"});
+    const Obj r(
+        rels[i], t.path, "/releases/" + std::to_string(i),
+        {"name", "container", "stack", "finetune_stack", "recipes", "version_source", "note"});
     const std::string name = r.str("name");
     if (std::find(t.names.begin(), t.names.end(), name) != t.names.end())
       r.fail(r.at("name"), "release '" + name + "' listed twice");
@@ -181,12 +182,15 @@ std::string release_for_version(const std::string& source_version, const std::st
   return std::find(names.begin(), names.end(), name) != names.end() ? name : "";
 }
 
-std::string release_stack(const std::string& release, const std::string& data_dir) {
+std::string release_stack(const std::string& release, const std::string& data_dir,
+                          bool fine_tuning) {
   const Table t = load_table(data_dir);
-  for (const json& r : t.doc.at("releases"))
-    if (r.at("name").get<std::string>() == release)
-      return r.contains("stack") && r.at("stack").is_string() ? r.at("stack").get<std::string>()
-                                                              : "";
+  for (const json& r : t.doc.at("releases")) {
+    if (r.at("name").get<std::string>() != release) continue;
+    for (const char* key : {fine_tuning ? "finetune_stack" : "stack", "stack"})
+      if (r.contains(key) && r.at(key).is_string()) return r.at(key).get<std::string>();
+    return "";
+  }
   return "";
 }
 

@@ -37,8 +37,11 @@ std::string default_release(const std::string& data_dir);
 std::string release_for_version(const std::string& source_version, const std::string& data_dir);
 
 // The software stack a release's recipes ran on (its "stack" entry: "NeMo 2.0", "Megatron-Bridge
-// 0.3.0"); "" for an unknown release.
-std::string release_stack(const std::string& release, const std::string& data_dir);
+// 0.3.0"); for a fine-tuning task (`fine_tuning`) its "finetune_stack" where the release has one
+// (NeMo 24.07's SFT / LoRA rows ran NeMo-Framework-Launcher's examples, "NeMo-Framework-Launcher
+// 24.07"); "" for an unknown release.
+std::string release_stack(const std::string& release, const std::string& data_dir,
+                          bool fine_tuning = false);
 
 // The switches `release` sets for `model` (zoo name) on `gpu` (GpuSpec::model, "GB300") with
 // `par` (its precision; a rule with a "layout" also needs the recipe variant's pp / vp / ep). An

@@ -310,8 +310,9 @@ void read_release(const Obj& w, const SystemSpec& system, const std::string& dat
   // The memory options of the release's recipe (workload/memory.h recipe_memory_options), the
   // same that validate gives every row of NVIDIA's tables; a framework.memory section (read
   // after this) replaces them.
-  out->fw.memory =
-      recipe_memory_options(out->model, out->par, system.gpu.model, release_stack(name, data_dir));
+  const bool fine_tuning = out->par.task.kind != TrainingTask::kPretrain;
+  out->fw.memory = recipe_memory_options(out->model, out->par, system.gpu.model,
+                                         release_stack(name, data_dir, fine_tuning));
 }
 
 // A release's full-iteration CUDA graphs with the dropless alltoall dispatcher (the scenario

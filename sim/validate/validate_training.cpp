@@ -331,9 +331,11 @@ static void simulate_row(const std::map<std::string, std::string>& f, const Metr
   in.fw = load_framework_defaults(ctx.data_dir);
   if (ctx.options.kernel_efficiency > 0) in.fw.kernel_efficiency = ctx.options.kernel_efficiency;
   apply_row_release(f, ctx.data_dir, sys, v, &in);
-  // The memory options of the Megatron-Bridge recipe the row ran (validate_memory.h).
-  in.fw.memory =
-      recipe_memory_options(model, in.par, sys.gpu.model, release_stack(v->release, ctx.data_dir));
+  // The memory options of the recipe the row ran (workload/memory.h recipe_memory_options): the
+  // release's Megatron-Bridge recipes, or its fine-tuning stack for an SFT / LoRA row.
+  const bool fine_tuning = in.par.task.kind != TrainingTask::kPretrain;
+  in.fw.memory = recipe_memory_options(model, in.par, sys.gpu.model,
+                                       release_stack(v->release, ctx.data_dir, fine_tuning));
   const StepResult r =
       simulate_training_step(in, StepInput{}.seed, cluster, /*want_trace=*/false).result;
 

@@ -132,6 +132,9 @@ MemoryOptions megatron_bridge_perf_options();
 // (4, 2), (16, 1), (8, 2), (4, 4) (_get_deepseek_v3_pipeline_layout in
 // src/megatron/bridge/recipes/deepseek/h100/deepseek_v3.py: the embedding in the first virtual
 // stage, MTP and the loss in the last). The citations are in memory_recipe.cpp.
+// A "NeMo-Framework-Launcher" stack (release_stack's fine-tuning stack of NeMo 24.07) gets the
+// launcher's fine-tuning options instead: Apex's distributed Adam with bf16 moments and bf16
+// gradients, FP8 weights (fp8_params) with a bf16 optimizer copy, no copy without FP8.
 MemoryOptions recipe_memory_options(const ModelSpec& m, const ParallelConfig& p,
                                     const std::string& gpu, const std::string& stack = "");
 

@@ -1,4 +1,5 @@
-// The memory options of Megatron-Bridge's performance recipes (workload/memory.h
+// The memory options of Megatron-Bridge's performance recipes, and of NeMo-Framework-Launcher's
+// fine-tuning examples for NeMo 24.07's SFT / LoRA rows (workload/memory.h
 // recipe_memory_options): the recipe facts, each with its source, that validate gives every
 // NVIDIA throughput row.
 #include <regex>
@@ -31,6 +32,27 @@ constexpr OffloadRecipe kFsdpOffload[] = {
     {"llama3.1-405b", "B300", true, 40},
 };
 
+// NeMo-Framework-Launcher's fine-tuning examples (tag 24.07, examples/peft/llama/h100/*.sh:
+// peft=llama/sft with fp8 = true and fp8_params = true) on
+// launcher_scripts/conf/peft/llama/sft.yaml (megatron_amp_O2: bf16 parameters; optim
+// distributed_fused_adam with dtype bf16, grad_sync_dtype bf16, contiguous_grad_buffer). NeMo's
+// MegatronBaseModel.setup_optimization
+// (nemo/collections/nlp/models/language_modeling/megatron_base_model.py) gives Apex's
+// DistributedFusedAdam the optimizer dtype for its moments and, for its own copy of the
+// parameters, store_params = True with fp8_params (a bf16 copy beside the FP8 weights) and
+// store_params = False when the optimizer dtype is the model's (no copy at all). The rest are
+// Megatron-LM's defaults (vocab-parallel cross entropy, no expandable segments).
+MemoryOptions launcher_peft_memory_options(const ParallelConfig& p, const std::string& gpu) {
+  MemoryOptions o;
+  o.grad_bytes = 2;
+  o.exp_avg_bytes = 2;
+  o.exp_avg_sq_bytes = 2;
+  o.fp8_param_gather = p.precision != PrecisionRecipe::kBf16;
+  o.master_bytes = o.fp8_param_gather ? 2 : 0;
+  o.non_tn_fp8_gemm = gpu_non_tn_fp8_gemm(gpu);
+  return o;
+}
+
 }  // namespace
 
 bool bridge_at_least(const std::string& stack, int major, int minor, int patch) {
@@ -45,6 +67,7 @@ bool bridge_at_least(const std::string& stack, int major, int minor, int patch) 
 
 MemoryOptions recipe_memory_options(const ModelSpec& m, const ParallelConfig& p,
                                     const std::string& gpu, const std::string& stack) {
+  if (stack.rfind("NeMo-Framework-Launcher", 0) == 0) return launcher_peft_memory_options(p, gpu);
   MemoryOptions o = megatron_bridge_perf_options();
   // bf16_with_fp8_*_mixed / bf16_with_mxfp8_mixed set fp8_param_gather in every Megatron-Bridge
   // release; the block-scaling (subchannel) recipe does not (training/mixed_precision.py).

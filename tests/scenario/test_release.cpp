@@ -262,6 +262,18 @@ TEST_CASE("framework.release: an unknown name is an input error with the pointer
   CHECK(msg.find("nemo-26.08") != std::string::npos);
 }
 
+TEST_CASE("release stacks: NeMo 24.07's fine-tuning rows ran NeMo-Framework-Launcher") {
+  // calibration/releases.json: nemo-24.07's finetune_stack (the launcher's examples/peft/llama
+  // scripts); a release without one answers its stack for fine-tuning too.
+  CHECK(release_stack("nemo-24.07", kRoot) == "NeMo 2.0");
+  CHECK(release_stack("nemo-24.07", kRoot, /*fine_tuning=*/true) ==
+        "NeMo-Framework-Launcher 24.07");
+  CHECK(release_stack("nemo-26.06", kRoot, /*fine_tuning=*/true) ==
+        release_stack("nemo-26.06", kRoot));
+  CHECK(release_stack("nemo-26.06", kRoot).rfind("Megatron-Bridge ", 0) == 0);
+  CHECK(release_stack("nemo-99.99", kRoot, true).empty());
+}
+
 TEST_CASE("validate: the row's container version picks the release") {
   CHECK(release_for_version("26.08 NeMo container", kRoot) == "nemo-26.08");
   CHECK(release_for_version("26.04.01 NeMo container", kRoot) == "nemo-26.04.01");

@@ -237,6 +237,56 @@ TEST_CASE("recipe memory options: NVFP4 weights kept once from Megatron-Bridge 0
   CHECK_FALSE(bridge_at_least("Megatron-Bridge 0.4.1", 0, 4, 2));
 }
 
+TEST_CASE("recipe memory options: NeMo-Framework-Launcher fine-tuning (NeMo 24.07 SFT / LoRA)") {
+  // launcher_scripts/conf/peft/llama/sft.yaml at tag 24.07: distributed_fused_adam with dtype
+  // bf16 and grad_sync_dtype bf16; examples/peft/llama/h100/*.sh add fp8 and fp8_params. NeMo's
+  // setup_optimization stores a bf16 copy of the parameters with fp8_params and none when the
+  // optimizer dtype is the model's. Layout of the 70B SFT example (70b_2node.sh): 16 H100, TP 4,
+  // PP 4, DP 1, MBS 1.
+  const ModelSpec m = load_model("llama2-70b", kRoot);
+  ParallelConfig p;
+  p.tp = 4;
+  p.pp = 4;
+  p.global_batch = 32;
+  p.seq_len = 4096;
+  p.precision = PrecisionRecipe::kFp8Delayed;
+  const std::string stack = "NeMo-Framework-Launcher 24.07";
+  const MemoryOptions o = recipe_memory_options(m, p, "H100", stack);
+  CHECK(o.grad_bytes == 2);
+  CHECK(o.exp_avg_bytes == 2);
+  CHECK(o.exp_avg_sq_bytes == 2);
+  CHECK(o.master_bytes == 2);
+  CHECK(o.fp8_param_gather);
+  CHECK_FALSE(o.non_tn_fp8_gemm);
+  CHECK(o.cross_entropy == CrossEntropyImpl::kNative);
+  CHECK_FALSE(o.expandable_segments);
+  const int64_t hbm = 80LL << 30;
+  const MemoryBreakdown launcher = estimate_memory_stage(m, p, hbm, o, 0);
+  const MemoryBreakdown bridge =
+      estimate_memory_stage(m, p, hbm, recipe_memory_options(m, p, "H100", "NeMo 2.0"), 0);
+  // With DP 1 nothing is sharded: the Megatron-Bridge options' 4 B fp32 master weight per
+  // parameter counts the stage's parameters. By hand: 20 layers × (q, o 8192², k, v 8192 × 1024,
+  // the SwiGLU MLP 3 × 8192 × 28672) / TP 4 + 2 norms of 8192, and the 32,000 × 8192 embedding / 4:
+  // 4.344 × 10^9 (Megatron pads the vocabulary a little).
+  const double params = static_cast<double>(bridge.master_weights) / 4;
+  CHECK(params == Approx(4.344e9).epsilon(0.01));
+  // The launcher keeps a 2 B copy and 2 + 2 B of moments per parameter (4 + 4 + 4 B in the
+  // Megatron-Bridge options); weights and bf16 gradients are the same in both.
+  CHECK(static_cast<double>(launcher.master_weights) == Approx(2 * params));
+  CHECK(static_cast<double>(launcher.optimizer) == Approx(4 * params));
+  CHECK(static_cast<double>(bridge.optimizer) == Approx(8 * params));
+  CHECK(launcher.weights == bridge.weights);
+  CHECK(launcher.gradients == bridge.gradients);
+  // NVIDIA ran it on 80 GB H100s (NeMo 24.07 performance summary, Llama 2 70B SFT, 16 GPUs):
+  // it fits with the launcher's optimizer, not with the Megatron-Bridge one.
+  CHECK(launcher.fits);
+  CHECK_FALSE(bridge.fits);
+  // BF16 (no fp8_params): the optimizer dtype is the model's, so no copy of the parameters.
+  p.precision = PrecisionRecipe::kBf16;
+  CHECK(recipe_memory_options(m, p, "H100", stack).master_bytes == 0);
+  CHECK_FALSE(recipe_memory_options(m, p, "H100", stack).fp8_param_gather);
+}
+
 TEST_CASE("memory rows: MAPE and bias per source and statistic in the report") {
   const ValidationReport r = validate_reference(kRoot + "/validation/memory-measured.csv", kRoot);
   int n = 0;
