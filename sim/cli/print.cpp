@@ -7,12 +7,24 @@ namespace fleetsim {
 
 void print_memory(const MemoryBreakdown& m) {
   auto gib = [](int64_t b) { return static_cast<double>(b) / (1024.0 * 1024 * 1024); };
-  std::printf("memory per GPU (stage %d, %d layers, %d forward passes in flight):\n", m.stage,
+  std::printf("memory per GPU (stage %d, %d layers, %d forward passes in flight", m.stage,
               m.layers_on_stage, m.in_flight_microbatches);
-  std::printf("  weights          %9.2f GiB\n", gib(m.weights));
-  std::printf("  gradients        %9.2f GiB\n", gib(m.gradients));
-  std::printf("  optimizer (m, v) %9.2f GiB\n", gib(m.optimizer));
-  std::printf("  master weights   %9.2f GiB\n", gib(m.master_weights));
+  if (m.params_on_rank > 0)
+    std::printf("; %.4g B parameters held", static_cast<double>(m.params_on_rank) / 1e9);
+  std::printf("):\n");
+  // The parameter state as bytes per parameter held: the precision recipe and optimizer options
+  // (bf16 / FP8 weights, fp32 / bf16 gradients and moments) and the data-parallel sharding show.
+  const auto state = [&](const char* name, int64_t bytes) {
+    std::printf("  %-16s %9.2f GiB", name, gib(bytes));
+    if (m.params_on_rank > 0)
+      std::printf("  (%.2f B per parameter)",
+                  static_cast<double>(bytes) / static_cast<double>(m.params_on_rank));
+    std::printf("\n");
+  };
+  state("weights", m.weights);
+  state("gradients", m.gradients);
+  state("optimizer (m, v)", m.optimizer);
+  state("master weights", m.master_weights);
   std::printf("  activations      %9.2f GiB\n", gib(m.activations));
   std::printf("  working          %9.2f GiB  (%s)\n", gib(m.working),
               m.peak_in_loss ? "logits and loss" : "one layer's backward");
