@@ -4,7 +4,8 @@
 Writes calibration/recipe-layouts.csv: for every NeMo release that calibration/releases.json
 maps to a Megatron-Bridge tag ("stack": "Megatron-Bridge X", "recipes": "vX (...)"), the
 parallel layout and batch of each performance recipe of that tag for the model families of
-MODELS below, read from the tag's files:
+MODELS below, and for a release whose "finetune_stack" is "NeMo-Framework-Launcher T" the
+fine-tuning examples of the launcher's tag T (--launcher), read from the tags' files:
 
   v0.1.0rc3           scripts/performance/configs/<family>/<model>_llm_pretrain.yaml
                       (perf_matrix: gpu -> num_gpus_N -> common + per-precision keys)
@@ -13,6 +14,9 @@ MODELS below, read from the tag's files:
                       (module-level `NAME = WorkloadBaseConfig(...)` / `replace(BASE, ...)`,
                       defaults from the WorkloadBaseConfig dataclass of
                       scripts/performance/utils/utils.py at the same tag)
+  launcher 24.07      examples/peft/llama/h100/*.sh (one `python3 .../main.py peft=llama/sft
+                      peft.model.X=... peft.trainer.Y=...` call each: Llama 2 SFT, and LoRA
+                      where peft.model.peft.peft_scheme=lora)
   v0.6.0 and later    src/megatron/bridge/perf_recipes/<family>/<gpu>/*.py
                       (one function per recipe: `cfg.model.X = ...` / `cfg.train.X = ...`
                       statements, `cfg = other_recipe()` / `_with_global_batch_size(other(), N)`
@@ -22,12 +26,15 @@ MODELS below, read from the tag's files:
 The Python files are parsed with the ast module, never imported or executed. Run by hand:
 
   /usr/bin/python3 calibration/extract_recipe_layouts.py \
-      --bridge /path/to/Megatron-Bridge.git [--out calibration/recipe-layouts.csv]
+      --bridge /path/to/Megatron-Bridge.git --launcher /path/to/NeMo-Framework-Launcher.git \
+      [--out calibration/recipe-layouts.csv]
 
-(`--bridge` is a git directory, bare or not; files are read with `git show TAG:PATH`). The build
-and the tests read only the committed CSV (sim/validate/recipe_layouts.cpp), never a mirror.
+(`--bridge` and `--launcher` are git directories, bare or not; files are read with `git show
+TAG:PATH`). The build and the tests read only the committed CSV (sim/validate/recipe_layouts.cpp),
+never a mirror.
 
-Columns: release (calibration/releases.json name), bridge_tag, task (pretrain / sft / lora),
+Columns: release (calibration/releases.json name), tag (the stack's tag: Megatron-Bridge
+"v0.3.1", NeMo-Framework-Launcher "24.07"), task (pretrain / sft / lora),
 model (fleetsim zoo name), gpu (fleetsim's GPU model: H100, B200, GB300, ...), precision
 (fleetsim's recipe: bf16, fp8_cs, fp8_ds, fp8_blk, mxfp8, nvfp4), variant (v1 / v2 / ... or
 empty), config (the recipe's name in its file), num_gpus, tp, pp, cp, vp, ep, etp, mbs, gbs,
@@ -104,7 +111,7 @@ YAML_FIELDS = {
     "recompute_modules": "recompute_modules",
 }
 COLUMNS = [
-    "release", "bridge_tag", "task", "model", "gpu", "precision", "variant", "config",
+    "release", "tag", "task", "model", "gpu", "precision", "variant", "config",
     "num_gpus", "tp", "pp", "cp", "vp", "ep", "etp", "mbs", "gbs", "fsdp",
     "cpu_offload_layers", "recompute_layers", "recompute_modules", "source",
 ]
@@ -279,7 +286,7 @@ def perf_recipe_functions(source, path, known):
 
 def row(release, tag, parsed, fields, config, source, num_gpus=None):
     model, task, gpu, prec, variant = parsed
-    r = {"release": release, "bridge_tag": tag, "task": task, "model": MODELS[model],
+    r = {"release": release, "tag": tag, "task": task, "model": MODELS[model],
          "gpu": gpu.upper(), "precision": PRECISIONS[prec], "variant": variant, "config": config,
          "source": f"{source}@{tag}"}
     for key, column in FIELDS.items():
@@ -351,7 +358,7 @@ def read_tag(bridge, release, tag):
                         continue
                     merged = {**common, **(own or {})}
                     fields = {k: merged[k] for k in YAML_FIELDS if k in merged}
-                    r = {"release": release, "bridge_tag": tag, "task": "pretrain",
+                    r = {"release": release, "tag": tag, "task": "pretrain",
                          "model": MODELS[model], "gpu": gpu.upper(),
                          "precision": PRECISIONS[prec], "variant": "",
                          "config": f"perf_matrix.{gpu}.{size}.{prec}", "num_gpus": str(n),
@@ -362,9 +369,58 @@ def read_tag(bridge, release, tag):
     return rows, "scripts/performance/configs/*/*_llm_pretrain.yaml (perf_matrix)"
 
 
+# NeMo-Framework-Launcher's fine-tuning examples: file name -> zoo model (peft=llama/sft's
+# model_train_name is llama2) and the overrides read from each script.
+LAUNCHER_MODELS = {"7b": "llama2-7b", "13b": "llama2-13b", "70b": "llama2-70b"}
+LAUNCHER_FIELDS = {
+    "peft.model.tensor_model_parallel_size": "tp",
+    "peft.model.pipeline_model_parallel_size": "pp",
+    "peft.model.virtual_pipeline_model_parallel_size": "vp",
+    "peft.model.context_parallel_size": "cp",
+    "peft.model.micro_batch_size": "mbs",
+    "peft.model.global_batch_size": "gbs",
+}
+
+
+def read_launcher(launcher, release, tag):
+    """The fine-tuning examples of NeMo-Framework-Launcher `tag` (examples/peft/llama/h100)."""
+    rows = []
+    folder = "examples/peft/llama/h100"
+    files = [f for f in git(launcher, "ls-tree", "--name-only", f"{tag}:{folder}").split()
+             if f.endswith(".sh")]
+    for name in sorted(files):
+        m = re.fullmatch(r"(\d+b)_\d+node(_lora)?\.sh", name)
+        if not m or m.group(1) not in LAUNCHER_MODELS:
+            continue
+        text = git(launcher, "show", f"{tag}:{folder}/{name}")
+        args = dict(re.findall(r"^\s*\+{0,2}([\w.]+)=(\S+?)\s*\\?$", text, re.M))
+        if args.get("peft") != "llama/sft":
+            continue
+        lora = args.get("peft.model.peft.peft_scheme") == "lora"
+        if lora != bool(m.group(2)):
+            raise SystemExit(f"{name}: peft_scheme does not match the file name")
+        fp8 = args.get("peft.model.fp8", "false").lower() == "true"
+        r = {"release": release, "tag": tag, "task": "lora" if lora else "sft",
+             "model": LAUNCHER_MODELS[m.group(1)], "gpu": "H100",
+             # conf/peft/llama/sft.yaml: fp8_hybrid with an amax history, delayed scaling
+             "precision": "fp8_ds" if fp8 else "bf16", "variant": "", "config": name[:-3],
+             "num_gpus": str(int(args["peft.trainer.devices"]) *
+                             int(args["peft.trainer.num_nodes"])),
+             "source": f"{folder}/{name}@{tag}"}
+        for key, column in LAUNCHER_FIELDS.items():
+            r[column] = args.get(key, "")
+        if r["pp"] and not r["vp"]:
+            r["vp"] = "1"  # no virtual pipeline: sft.yaml's virtual_pipeline_model_parallel_size null
+        for column in COLUMNS:
+            r.setdefault(column, "")
+        rows.append(r)
+    return rows, folder + "/*.sh"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bridge", required=True, help="Megatron-Bridge git directory")
+    ap.add_argument("--launcher", required=True, help="NeMo-Framework-Launcher git directory")
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--releases", default=os.path.join(here, "releases.json"))
     ap.add_argument("--out", default=os.path.join(here, "recipe-layouts.csv"))
@@ -372,6 +428,14 @@ def main():
     releases = json.load(open(args.releases))["releases"]
     rows, read = [], []
     for rel in releases:
+        finetune = rel.get("finetune_stack", "")
+        if finetune.startswith("NeMo-Framework-Launcher "):
+            tag = finetune.split()[1]
+            got, what = read_launcher(args.launcher, rel["name"], tag)
+            commit = git(args.launcher, "rev-list", "-n", "1", tag).strip()
+            read.append(f"# {rel['name']} (fine-tuning): NeMo-Framework-Launcher {tag} "
+                        f"({commit[:12]}), {what}: {len(got)} recipes")
+            rows.extend(got)
         if not rel.get("stack", "").startswith("Megatron-Bridge"):
             continue
         tag = rel["recipes"].split()[0]
@@ -383,11 +447,11 @@ def main():
     rows.sort(key=lambda r: (r["release"], r["model"], r["task"], r["gpu"], r["precision"],
                              r["variant"], r["config"]))
     buf = io.StringIO()
-    buf.write("# Megatron-Bridge performance-recipe layouts per NeMo release (generated by\n"
+    buf.write("# Performance-recipe layouts per NeMo release (generated by\n"
               "# calibration/extract_recipe_layouts.py from the tags below; do not edit by hand).\n"
               "# Empty cell: the recipe does not state it (the library recipe or the command line\n"
               "# decides). vp 1: no virtual pipeline. Models: " +
-              ", ".join(sorted(MODELS.values())) + ".\n")
+              ", ".join(sorted(set(MODELS.values()) | set(LAUNCHER_MODELS.values()))) + ".\n")
     for line in read:
         buf.write(line + "\n")
     w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")

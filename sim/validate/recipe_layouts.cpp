@@ -46,10 +46,9 @@ int64_t scaled_gbs(const RecipeLayout& r, int num_gpus) {
 std::vector<RecipeLayout> read_recipe_layouts(const std::string& path) {
   const std::string text = read_text_file(path);
   const CsvTable t = parse_csv_after_comments(text, path);
-  static const char* kColumns[] = {"release",   "bridge_tag", "task",   "model",    "gpu",
-                                   "precision", "variant",    "config", "num_gpus", "tp",
-                                   "pp",        "cp",         "vp",     "ep",       "etp",
-                                   "mbs",       "gbs",        "fsdp",   "source"};
+  static const char* kColumns[] = {
+      "release", "tag", "task", "model", "gpu", "precision", "variant", "config", "num_gpus", "tp",
+      "pp",      "cp",  "vp",   "ep",    "etp", "mbs",       "gbs",     "fsdp",   "source"};
   for (const char* c : kColumns) {
     if (t.column(c) < 0)
       throw InputError(path, "line " + std::to_string(t.header_line),
@@ -71,7 +70,7 @@ std::vector<RecipeLayout> read_recipe_layouts(const std::string& path) {
     RecipeLayout r;
     r.line = line;
     r.release = s("release");
-    r.bridge_tag = s("bridge_tag");
+    r.tag = s("tag");
     r.task = s("task");
     r.model = s("model");
     r.gpu = s("gpu");
@@ -112,6 +111,11 @@ const std::vector<RecipeLayout>& recipe_layouts(const std::string& data_dir) {
     it = cache.emplace(data_dir, read_recipe_layouts(data_dir + "/calibration/recipe-layouts.csv"))
              .first;
   return it->second;
+}
+
+int unstated_vp_from_recipe(const PrintedLayout& printed, const RecipeLayout& r) {
+  if (printed.vp_stated || r.vp <= 1 || r.pp != printed.p.pp) return 0;
+  return r.vp;
 }
 
 std::string layout_differences(const PrintedLayout& printed, const RecipeLayout& r) {

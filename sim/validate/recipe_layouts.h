@@ -1,7 +1,10 @@
-// The layouts of Megatron-Bridge's performance recipes per NeMo release
-// (calibration/recipe-layouts.csv, written by calibration/extract_recipe_layouts.py from the
-// Bridge tag calibration/releases.json maps each release to), and the rule `validate` judges a
-// throughput row's layout by (docs/memory.md, "Printed layouts and the release's recipe"):
+// The layouts of the performance recipes per NeMo release (calibration/recipe-layouts.csv,
+// written by calibration/extract_recipe_layouts.py from the Megatron-Bridge tag
+// calibration/releases.json maps each release to, and for NeMo 24.07's fine-tuning rows from
+// NeMo-Framework-Launcher's examples), and the rule `validate` judges a throughput row's layout
+// by (docs/memory.md, "Printed layouts and the release's recipe"):
+// - a row that leaves its virtual-pipeline cell empty runs the recipe's virtual pipeline where
+//   the recipe states one at the row's pipeline size (a table without a VP column);
 // - a row whose printed layout differs from its release's recipe is noted and counted;
 // - a row whose printed layout is predicted not to fit (or is layout_infeasible) while the
 //   recipe's layout fits is judged with the recipe's layout (throughput and fit), said in its
@@ -22,7 +25,7 @@ namespace fleetsim {
 // command line decides it) is 0 (-1 for fsdp): it is neither compared nor applied.
 struct RecipeLayout {
   int line = 0;  // line in the CSV
-  std::string release, bridge_tag, task, model, gpu, precision, variant, config, source;
+  std::string release, tag, task, model, gpu, precision, variant, config, source;
   int num_gpus = 0, tp = 0, pp = 0, cp = 0, vp = 0, ep = 0, etp = 0, mbs = 0, gbs = 0;
   int fsdp = -1;  // 1 Megatron-FSDP, 0 not, -1 not stated
   // Layers whose activations are offloaded to the host (cpu_offloading_num_layers) and fully
@@ -37,6 +40,7 @@ struct PrintedLayout {
   ParallelConfig p;
   bool fsdp_stated = false;
   bool etp_stated = false;
+  bool vp_stated = true;  // false: the row's vp cell is empty (p.vp is then 1)
 };
 
 // Reads the table at `path` (InputError naming the file and line on a malformed cell or a
@@ -67,6 +71,10 @@ std::string layout_differences(const PrintedLayout& printed, const RecipeLayout&
 // differences from the printed layout (then file order). nullptr when none.
 const RecipeLayout* find_recipe_layout(const std::vector<RecipeLayout>& table, const RecipeKey& key,
                                        const PrintedLayout& printed);
+
+// The virtual pipeline a row runs when its vp cell is empty: recipe r's, where r states one
+// (more than 1) and its pipeline size is the printed one; 0 when the printed layout stands.
+int unstated_vp_from_recipe(const PrintedLayout& printed, const RecipeLayout& r);
 
 // The printed configuration with the cells recipe r states (tp, pp, cp, vp, ep, etp,
 // micro-batch, FSDP) and dp from num_gpus. Batch, sequence, precision, recompute and task are

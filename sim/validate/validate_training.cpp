@@ -419,6 +419,31 @@ static void judge_with_recipe(const std::map<std::string, std::string>& f, const
   *v = alt;
 }
 
+// The recipe of the row's own release (none for a row whose source_version names no release)
+// and the row's printed layout; a row that leaves its vp cell empty runs the recipe's virtual
+// pipeline where the recipe states one at the row's pipeline size (recipe_layouts.h), said in
+// its notes.
+static const RecipeLayout* row_recipe(const std::map<std::string, std::string>& f,
+                                      TrainingContext& ctx, const SystemSpec& sys,
+                                      const ModelSpec& model, const std::string& row_release,
+                                      ParallelConfig* p, PrintedLayout* printed, ValidationRow* v) {
+  static const std::regex fsdp_stated_re(R"((^|[ ;])FSDP=\d)");
+  *printed = PrintedLayout{*p, std::regex_search(get(f, "notes"), fsdp_stated_re),
+                           !get(f, "etp").empty(), !get(f, "vp").empty()};
+  if (row_release.empty()) return nullptr;
+  const RecipeKey key{row_release,   to_string(p->task.kind), model.name,
+                      sys.gpu.model, to_string(p->precision), v->num_gpus};
+  const RecipeLayout* recipe = find_recipe_layout(recipe_layouts(ctx.data_dir), key, *printed);
+  if (recipe == nullptr) return nullptr;
+  if (const int vp = unstated_vp_from_recipe(*printed, *recipe); vp > 0) {
+    p->vp = printed->p.vp = vp;
+    v->notes += std::string(v->notes.empty() ? "" : "; ") + "vp " + std::to_string(vp) +
+                " from the release's recipe " + recipe->config + " (" + recipe->source +
+                "): the row states none";
+  }
+  return recipe;
+}
+
 RowOutcome predict_training_row(const std::map<std::string, std::string>& f,
                                 const MetricSpec& metric, TrainingContext& ctx, ValidationRow* v,
                                 std::string* why) {
@@ -467,6 +492,8 @@ RowOutcome predict_training_row(const std::map<std::string, std::string>& f,
     return RowOutcome::kSkipped;
   }
   const int world = v->num_gpus;
+  PrintedLayout printed;
+  const RecipeLayout* recipe = row_recipe(f, ctx, sys, model, row_release, &p, &printed, v);
   const int per_domain = sys.node.gpus * sys.scale_up.domain_nodes;
   try {
     check_parallel_config(model, p, world, per_domain, "row", "");
@@ -481,14 +508,6 @@ RowOutcome predict_training_row(const std::map<std::string, std::string>& f,
            std::to_string(ctx.options.max_passes) + " (raise it with --max-passes)";
     return RowOutcome::kSkipped;
   }
-  // The recipe of the row's own release (none for a row whose source_version names no release).
-  static const std::regex fsdp_stated_re(R"((^|[ ;])FSDP=\d)");
-  const PrintedLayout printed{p, std::regex_search(notes, fsdp_stated_re), !get(f, "etp").empty()};
-  const RecipeKey key{row_release,   to_string(p.task.kind), model.name,
-                      sys.gpu.model, to_string(p.precision), world};
-  const RecipeLayout* recipe = row_release.empty()
-                                   ? nullptr
-                                   : find_recipe_layout(recipe_layouts(ctx.data_dir), key, printed);
   const ValidationRow before = *v;
   simulate_row(f, metric, ctx, sys, model, p, v);
   judge_with_recipe(f, metric, ctx, sys, model, printed, recipe, before, v);

@@ -142,13 +142,19 @@ TEST_CASE("the committed recipe-layout table parses and every row resolves") {
   std::set<std::string> models;
   for (const RecipeLayout& r : t) {
     INFO("line " << r.line << ": " << r.config);
-    // the release is on Megatron-Bridge, at the tag the table names
-    const std::string stack = release_stack(r.release, kRoot);
-    REQUIRE(stack.rfind("Megatron-Bridge ", 0) == 0);
-    CHECK("v" + stack.substr(16) == r.bridge_tag);
-    CHECK(r.source.size() > r.bridge_tag.size());
-    CHECK(r.source.compare(r.source.size() - r.bridge_tag.size() - 1, std::string::npos,
-                           "@" + r.bridge_tag) == 0);
+    // the release's stack for the task (Megatron-Bridge, or NeMo-Framework-Launcher for NeMo
+    // 24.07's fine-tuning rows), at the tag the table names
+    const std::string stack = release_stack(r.release, kRoot, r.task != "pretrain");
+    if (stack.rfind("NeMo-Framework-Launcher ", 0) == 0) {
+      CHECK(stack.substr(24) == r.tag);
+      CHECK(r.task != "pretrain");
+    } else {
+      REQUIRE(stack.rfind("Megatron-Bridge ", 0) == 0);
+      CHECK("v" + stack.substr(16) == r.tag);
+    }
+    CHECK(r.source.size() > r.tag.size());
+    CHECK(r.source.compare(r.source.size() - r.tag.size() - 1, std::string::npos, "@" + r.tag) ==
+          0);
     CHECK(gpus.count(r.gpu) == 1);
     CHECK(precisions.count(r.precision) == 1);
     CHECK(tasks.count(r.task) == 1);
@@ -175,12 +181,58 @@ TEST_CASE("the committed recipe-layout table parses and every row resolves") {
   CHECK(r->fsdp == -1);
 }
 
+TEST_CASE("an empty vp cell runs the recipe's virtual pipeline at the same pipeline size") {
+  RecipeLayout r;
+  r.pp = 4;
+  r.vp = 20;
+  PrintedLayout p = printed(4, 4, 1, 1, 32, 16);
+  p.vp_stated = false;
+  CHECK(unstated_vp_from_recipe(p, r) == 20);
+  p.vp_stated = true;  // a stated vp 1 stands
+  CHECK(unstated_vp_from_recipe(p, r) == 0);
+  p.vp_stated = false;
+  p.p.pp = 8;  // another pipeline: the recipe's VP does not apply
+  CHECK(unstated_vp_from_recipe(p, r) == 0);
+  p.p.pp = 4;
+  r.vp = 1;  // the recipe runs no virtual pipeline: nothing to fill
+  CHECK(unstated_vp_from_recipe(p, r) == 0);
+  r.vp = 0;  // not stated by the recipe either
+  CHECK(unstated_vp_from_recipe(p, r) == 0);
+}
+
+TEST_CASE("NeMo 24.07's fine-tuning rows find NeMo-Framework-Launcher's examples") {
+  // examples/peft/llama/h100/70b_2node.sh at tag 24.07: 2 nodes × 8 devices, TP 4, PP 4, VP 20,
+  // MBS 1, GBS 32, fp8; 13b_1node.sh: 8 devices, TP 1, PP 4, VP 10.
+  const std::vector<RecipeLayout>& t = recipe_layouts(kRoot);
+  PrintedLayout p70 = printed(4, 4, 1, 1, 32, 16);
+  p70.vp_stated = false;
+  const RecipeLayout* r70 =
+      find_recipe_layout(t, {"nemo-24.07", "sft", "llama2-70b", "H100", "fp8_ds", 16}, p70);
+  REQUIRE(r70 != nullptr);
+  CHECK(r70->config == "70b_2node");
+  CHECK(r70->tag == "24.07");
+  CHECK(r70->source == "examples/peft/llama/h100/70b_2node.sh@24.07");
+  CHECK(unstated_vp_from_recipe(p70, *r70) == 20);
+  PrintedLayout p13 = printed(1, 4, 1, 1, 32, 8);
+  p13.vp_stated = false;
+  const RecipeLayout* r13 =
+      find_recipe_layout(t, {"nemo-24.07", "sft", "llama2-13b", "H100", "fp8_ds", 8}, p13);
+  REQUIRE(r13 != nullptr);
+  CHECK(unstated_vp_from_recipe(p13, *r13) == 10);
+  // the LoRA example of the 70B runs TP 2 PP 4 without a virtual pipeline
+  const RecipeLayout* lora = find_recipe_layout(
+      t, {"nemo-24.07", "lora", "llama2-70b", "H100", "fp8_ds", 8}, printed(2, 4, 1, 1, 32, 8));
+  REQUIRE(lora != nullptr);
+  CHECK(lora->tp == 2);
+  CHECK(lora->vp == 1);
+}
+
 TEST_CASE("a malformed recipe-layout cell is an error naming the file and line") {
   const std::string path = temp_path("recipe_layouts.csv");
   {
     std::ofstream f(path);
     f << "# comment\n"
-         "release,bridge_tag,task,model,gpu,precision,variant,config,num_gpus,tp,pp,cp,vp,ep,etp,"
+         "release,tag,task,model,gpu,precision,variant,config,num_gpus,tp,pp,cp,vp,ep,etp,"
          "mbs,gbs,fsdp,source\n"
          "nemo-26.02.01,v0.3.1,pretrain,llama3-70b,GB300,mxfp8,v2,X,64,1,four,1,5,1,,1,256,0,f@v0."
          "3.1\n";
@@ -203,8 +255,8 @@ TEST_CASE("validate judges a printed layout that does not fit with its release's
     // 26.02.01 (Megatron-Bridge v0.3.1), GB300, MXFP8: the recipe's own layout, TP 1 PP 4 VP 5
     // MBS 1 (it fits: kept as printed, no difference).
     f << row70("26.02.01 NeMo container", "DGX-GB300", "MXFP8", 1, 4, "5");
-    // The same with PP 4 and no VP at MBS 2: 8 micro-batches of 2 on 1F1B hold 4 × 20 layer
-    // passes on stage 0, which does not fit; the recipe's layout does: judged with it.
+    // The same with PP 4, the VP cell empty and MBS 2: the recipe's VP 5 at the same PP is taken
+    // for the empty cell; at MBS 2 that does not fit, the recipe's layout does: judged with it.
     f << row70("26.02.01 NeMo container", "DGX-GB300", "MXFP8", 2, 4, "");
     // NeMo 25.07 is NeMo 2.0: no recipe in the table. Plain data parallelism at MBS 4 on B200
     // does not fit and stays printed, counted as not fitting.
@@ -223,7 +275,9 @@ TEST_CASE("validate judges a printed layout that does not fit with its release's
 
   CHECK(misprinted.layout_source == "recipe");
   CHECK(misprinted.breakdown.memory_fits);
-  CHECK(misprinted.recipe_differences == "vp 5 (printed 1), mbs 1 (printed 2)");
+  CHECK(misprinted.recipe_differences == "mbs 1 (printed 2)");
+  CHECK(misprinted.notes.find("vp 5 from the release's recipe "
+                              "LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_MX_V2") != std::string::npos);
   CHECK(misprinted.config.find("tp1 pp4 cp1 vp5 ") == 0);
   CHECK(misprinted.config.find(" mbs1 ") != std::string::npos);
   // judged with the recipe's layout, the row predicts what the recipe's own row predicts
