@@ -435,12 +435,22 @@ static const RecipeLayout* row_recipe(const std::map<std::string, std::string>& 
                       sys.gpu.model, to_string(p->precision), v->num_gpus};
   const RecipeLayout* recipe = find_recipe_layout(recipe_layouts(ctx.data_dir), key, *printed);
   if (recipe == nullptr) return nullptr;
-  if (const int vp = unstated_vp_from_recipe(*printed, *recipe); vp > 0) {
-    p->vp = printed->p.vp = vp;
-    v->notes += std::string(v->notes.empty() ? "" : "; ") + "vp " + std::to_string(vp) +
-                " from the release's recipe " + recipe->config + " (" + recipe->source +
-                "): the row states none";
+  const int vp = unstated_vp_from_recipe(*printed, *recipe);
+  if (vp == 0) return recipe;
+  ParallelConfig filled = *p;
+  filled.vp = vp;
+  std::string note = "vp " + std::to_string(vp) + " from the release's recipe " + recipe->config +
+                     " (" + recipe->source + "): the row states none";
+  try {
+    check_parallel_config(model, filled, v->num_gpus, sys.node.gpus * sys.scale_up.domain_nodes,
+                          "row", "");
+    *p = filled;
+    printed->p.vp = vp;
+  } catch (const InputError& e) {
+    note = "the release's recipe " + recipe->config + " runs vp " + std::to_string(vp) +
+           ", which the row's layout cannot: " + e.message() + "; vp 1 kept";
   }
+  v->notes += std::string(v->notes.empty() ? "" : "; ") + note;
   return recipe;
 }
 

@@ -227,6 +227,28 @@ TEST_CASE("NeMo 24.07's fine-tuning rows find NeMo-Framework-Launcher's examples
   CHECK(lora->vp == 1);
 }
 
+TEST_CASE("validate fills an empty vp cell from the recipe only where the row's layout allows it") {
+  const std::string path = temp_path("validate_unstated_vp.csv");
+  {
+    std::ofstream f(path);
+    f << kHeader;
+    // 26.02.01, GB300, MXFP8 (the recipe: PP 4, VP 5, MBS 1): PP 4 with the vp cell empty at
+    // MBS 1 runs VP 5 and is the recipe's own layout.
+    f << row70("26.02.01 NeMo container", "DGX-GB300", "MXFP8", 1, 4, "");
+    // At MBS 8 the 256 sequences make 2 micro-batches per pipeline, which an interleaved
+    // schedule on 4 stages cannot run (a multiple of pp): VP 1 is kept and said.
+    f << row70("26.02.01 NeMo container", "DGX-GB300", "MXFP8", 8, 4, "");
+  }
+  const ValidationReport rep = validate_reference(path, kRoot);
+  std::remove(path.c_str());
+  REQUIRE(rep.rows.size() == 2);
+  CHECK(rep.rows[0].config.find("tp1 pp4 cp1 vp5 ") == 0);
+  CHECK(rep.rows[0].recipe_differences.empty());
+  CHECK(rep.rows[0].notes.find("vp 5 from the release's recipe") != std::string::npos);
+  CHECK(rep.rows[1].notes.find("runs vp 5, which the row's layout cannot") != std::string::npos);
+  CHECK(rep.rows[1].notes.find("vp 1 kept") != std::string::npos);
+}
+
 TEST_CASE("a malformed recipe-layout cell is an error naming the file and line") {
   const std::string path = temp_path("recipe_layouts.csv");
   {
