@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "scenario/model_loader.h"
@@ -66,6 +67,20 @@ std::string row70(const char* version, const char* hw, const char* prec, int mbs
   return std::string("https://example.invalid/x,") + version + "," + hw + ",64,LLAMA3_70B," + prec +
          ",8192,256," + std::to_string(mbs) + ",1," + std::to_string(pp) + ",1," + vp +
          ",,,,tokens_per_sec_per_gpu,4800,tokens/s/GPU,task=Pre-Training; FSDP=0\n";
+}
+
+// validate_reference on a temporary table of kHeader and `rows`.
+ValidationReport validate_rows(const std::string& name, const std::vector<std::string>& rows) {
+  const std::string path = temp_path(name);
+  {
+    std::ofstream f(path);
+    f << kHeader;
+    for (const std::string& r : rows)
+      f << r;
+  }
+  ValidationReport rep = validate_reference(path, kRoot);
+  std::remove(path.c_str());
+  return rep;
 }
 
 }  // namespace
@@ -228,19 +243,14 @@ TEST_CASE("NeMo 24.07's fine-tuning rows find NeMo-Framework-Launcher's examples
 }
 
 TEST_CASE("validate fills an empty vp cell from the recipe only where the row's layout allows it") {
-  const std::string path = temp_path("validate_unstated_vp.csv");
-  {
-    std::ofstream f(path);
-    f << kHeader;
-    // 26.02.01, GB300, MXFP8 (the recipe: PP 4, VP 5, MBS 1): PP 4 with the vp cell empty at
-    // MBS 1 runs VP 5 and is the recipe's own layout.
-    f << row70("26.02.01 NeMo container", "DGX-GB300", "MXFP8", 1, 4, "");
-    // At MBS 8 the 256 sequences make 2 micro-batches per pipeline, which an interleaved
-    // schedule on 4 stages cannot run (a multiple of pp): VP 1 is kept and said.
-    f << row70("26.02.01 NeMo container", "DGX-GB300", "MXFP8", 8, 4, "");
-  }
-  const ValidationReport rep = validate_reference(path, kRoot);
-  std::remove(path.c_str());
+  // 26.02.01, GB300, MXFP8 (the recipe: PP 4, VP 5, MBS 1): PP 4 with the vp cell empty at
+  // MBS 1 runs VP 5 and is the recipe's own layout. At MBS 8 the 256 sequences make 2
+  // micro-batches per pipeline, which an interleaved schedule on 4 stages cannot run (a multiple
+  // of pp): VP 1 is kept and said.
+  const ValidationReport rep =
+      validate_rows("validate_unstated_vp.csv",
+                    {row70("26.02.01 NeMo container", "DGX-GB300", "MXFP8", 1, 4, ""),
+                     row70("26.02.01 NeMo container", "DGX-GB300", "MXFP8", 8, 4, "")});
   REQUIRE(rep.rows.size() == 2);
   CHECK(rep.rows[0].config.find("tp1 pp4 cp1 vp5 ") == 0);
   CHECK(rep.rows[0].recipe_differences.empty());
@@ -270,22 +280,17 @@ TEST_CASE("a malformed recipe-layout cell is an error naming the file and line")
 }
 
 TEST_CASE("validate judges a printed layout that does not fit with its release's recipe") {
-  const std::string path = temp_path("validate_recipe_layout.csv");
-  {
-    std::ofstream f(path);
-    f << kHeader;
-    // 26.02.01 (Megatron-Bridge v0.3.1), GB300, MXFP8: the recipe's own layout, TP 1 PP 4 VP 5
-    // MBS 1 (it fits: kept as printed, no difference).
-    f << row70("26.02.01 NeMo container", "DGX-GB300", "MXFP8", 1, 4, "5");
-    // The same with PP 4, the VP cell empty and MBS 2: the recipe's VP 5 at the same PP is taken
-    // for the empty cell; at MBS 2 that does not fit, the recipe's layout does: judged with it.
-    f << row70("26.02.01 NeMo container", "DGX-GB300", "MXFP8", 2, 4, "");
-    // NeMo 25.07 is NeMo 2.0: no recipe in the table. Plain data parallelism at MBS 4 on B200
-    // does not fit and stays printed, counted as not fitting.
-    f << row70("25.07 NeMo container", "DGX-B200", "FP8", 4, 1, "");
-  }
-  const ValidationReport rep = validate_reference(path, kRoot);
-  std::remove(path.c_str());
+  // 26.02.01 (Megatron-Bridge v0.3.1), GB300, MXFP8: the recipe's own layout, TP 1 PP 4 VP 5
+  // MBS 1 (it fits: kept as printed, no difference). The same with PP 4, the VP cell empty and
+  // MBS 2: the recipe's VP 5 at the same PP is taken for the empty cell; at MBS 2 that does not
+  // fit, the recipe's layout does: judged with it. NeMo 25.07 is NeMo 2.0: no recipe in the
+  // table. Plain data parallelism at MBS 4 on B200 does not fit and stays printed, counted as
+  // not fitting.
+  const ValidationReport rep =
+      validate_rows("validate_recipe_layout.csv",
+                    {row70("26.02.01 NeMo container", "DGX-GB300", "MXFP8", 1, 4, "5"),
+                     row70("26.02.01 NeMo container", "DGX-GB300", "MXFP8", 2, 4, ""),
+                     row70("25.07 NeMo container", "DGX-B200", "FP8", 4, 1, "")});
   REQUIRE(rep.rows.size() == 3);
   const ValidationRow& same = rep.rows[0];
   const ValidationRow& misprinted = rep.rows[1];
