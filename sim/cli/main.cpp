@@ -282,7 +282,9 @@ Command add_plan(CLI::App& app, PlanCli& o) {
 // start), when FLEETSIM_HUGE_PAGES=0, when LD_PRELOAD is set (a preloaded allocator or tool, such
 // as valgrind, owns the memory), under AddressSanitizer, or when the kernel's mode is not
 // `madvise`. The results are the same either way; only speed changes. If the exec fails, the
-// process carries on with small pages.
+// process carries on with small pages. (glibc 2.36 writes NULs over the ':' separators of the
+// GLIBC_TUNABLES string it was started with, so /proc/PID/environ shows the tunables after the
+// first as separate entries; getenv() and the exec see the whole value.)
 void restart_with_huge_pages(char** argv) {
 #if defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
   const char* opt_out = std::getenv("FLEETSIM_HUGE_PAGES");
@@ -296,7 +298,14 @@ void restart_with_huge_pages(char** argv) {
   if (mode.find("[madvise]") == std::string::npos) return;
   const std::string value = old + (old.empty() ? "" : ":") + "glibc.malloc.hugetlb=1";
   if (setenv("GLIBC_TUNABLES", value.c_str(), 1) != 0) return;
-  execv("/proc/self/exe", argv);
+  // The binary's own path, so the process keeps its name (ps, top, pgrep show what /proc/PID/comm
+  // holds: the executed file's name); /proc/self/exe where the file has gone (rebuilt meanwhile).
+  std::string self = "/proc/self/exe";
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n > 0 && access(std::string(path, static_cast<size_t>(n)).c_str(), X_OK) == 0)
+    self.assign(path, static_cast<size_t>(n));
+  execv(self.c_str(), argv);
   if (tunables != nullptr)  // the exec failed: leave the environment as it was
     setenv("GLIBC_TUNABLES", old.c_str(), 1);
   else
