@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -300,12 +301,10 @@ void restart_with_huge_pages(char** argv) {
   if (setenv("GLIBC_TUNABLES", value.c_str(), 1) != 0) return;
   // The binary's own path, so the process keeps its name (ps, top, pgrep show what /proc/PID/comm
   // holds: the executed file's name); /proc/self/exe where the file has gone (rebuilt meanwhile).
-  std::string self = "/proc/self/exe";
-  char path[4096];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n > 0 && access(std::string(path, static_cast<size_t>(n)).c_str(), X_OK) == 0)
-    self.assign(path, static_cast<size_t>(n));
-  execv(self.c_str(), argv);
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const bool found = !ec && access(exe.c_str(), X_OK) == 0;
+  execv(found ? exe.c_str() : "/proc/self/exe", argv);
   if (tunables != nullptr)  // the exec failed: leave the environment as it was
     setenv("GLIBC_TUNABLES", old.c_str(), 1);
   else
