@@ -1,5 +1,6 @@
 // Readers shared by the Hugging Face config.json importer's files (hf_config.cpp and
-// hf_config_hybrid.cpp, hf_config_v4.cpp, hf_config_gpt2.cpp); internal to sim/scenario.
+// hf_config_hybrid.cpp, hf_config_qwen_next.cpp, hf_config_v4.cpp, hf_config_gpt2.cpp); internal to
+// sim/scenario.
 #pragma once
 
 #include "scenario/hf_reader.h"
@@ -10,7 +11,7 @@ namespace fleetsim::hf_internal {
 void read_gqa(HfReader& r, ModelSpec& m);
 MoeSpec read_moe_fields(HfReader& r, const char* experts_key, const char* ffn_key);
 void read_nemotron_h(HfReader& r, ModelSpec& m);
-void read_qwen3_next(HfReader& r, ModelSpec& m);
+void read_qwen3_next(HfReader& r, ModelSpec& m);  // hf_config_qwen_next.cpp
 void read_mla(HfReader& r, ModelSpec& m);
 // The lightning indexer of DeepSeek sparse attention (V3.2's DSA, V4's CSA layers): index_topk,
 // index_n_heads, index_head_dim, each required.
