@@ -1,6 +1,6 @@
-// Readers shared by the Hugging Face config.json importer's files (hf_config.cpp and
-// hf_config_hybrid.cpp, hf_config_qwen_next.cpp, hf_config_v4.cpp, hf_config_gpt2.cpp); internal to
-// sim/scenario.
+// Readers shared by the Hugging Face config.json importer's files (hf_config.cpp,
+// hf_config_attention.cpp, hf_config_hybrid.cpp, hf_config_qwen_next.cpp, hf_config_v4.cpp,
+// hf_config_gpt2.cpp); internal to sim/scenario.
 #pragma once
 
 #include "scenario/hf_reader.h"
@@ -8,7 +8,7 @@
 
 namespace fleetsim::hf_internal {
 
-void read_gqa(HfReader& r, ModelSpec& m);
+void read_gqa(HfReader& r, ModelSpec& m);  // hf_config_attention.cpp, as read_mla, read_indexer
 MoeSpec read_moe_fields(HfReader& r, const char* experts_key, const char* ffn_key);
 void read_nemotron_h(HfReader& r, ModelSpec& m);
 void read_qwen3_next(HfReader& r, ModelSpec& m);  // hf_config_qwen_next.cpp
