@@ -30,6 +30,10 @@ int cmd_model_import(const ModelImportCli& o) {
   std::fprintf(info, "parameters: %.3f B total, %.3f B active per token\n",
                static_cast<double>(total_params(m)) / 1e9,
                static_cast<double>(active_params(m)) / 1e9);
+  for (const UnmodelledFeature& u : m.unmodelled)
+    if (u.impact != "none")
+      std::fprintf(info, "not modelled (%s): %s: %s\n", u.impact.c_str(), u.feature.c_str(),
+                   u.note.c_str());
   if (!o.out.empty()) std::fprintf(info, "written: %s\n", o.out.c_str());
   return 0;
 }

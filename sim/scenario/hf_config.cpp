@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/error.h"
@@ -37,7 +38,9 @@ enum class Family {
   kKimiLinear,
   kDeepseekV4,
   kGlm4Moe,
-  kGraniteMoeHybrid
+  kGraniteMoeHybrid,
+  kQwen35,
+  kQwen35Moe
 };
 
 const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
@@ -59,7 +62,11 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"kimi_linear", Family::kKimiLinear},
                                                  {"deepseek_v4", Family::kDeepseekV4},
                                                  {"glm4_moe", Family::kGlm4Moe},
-                                                 {"granitemoehybrid", Family::kGraniteMoeHybrid}};
+                                                 {"granitemoehybrid", Family::kGraniteMoeHybrid},
+                                                 {"qwen3_5", Family::kQwen35},
+                                                 {"qwen3_5_text", Family::kQwen35},
+                                                 {"qwen3_5_moe", Family::kQwen35Moe},
+                                                 {"qwen3_5_moe_text", Family::kQwen35Moe}};
 
 // model_types that name a published architecture fleetsim recognises but does not model yet.
 const std::map<std::string, std::string> kNotModelled = {
@@ -92,7 +99,11 @@ std::string family_class(const std::string& model_type) {
       {"kimi_linear", "KimiLinearConfig"},
       {"deepseek_v4", "DeepseekV4Config"},
       {"glm4_moe", "Glm4MoeConfig"},
-      {"granitemoehybrid", "GraniteMoeHybridConfig"}};
+      {"granitemoehybrid", "GraniteMoeHybridConfig"},
+      {"qwen3_5", "Qwen3_5Config"},
+      {"qwen3_5_text", "Qwen3_5TextConfig"},
+      {"qwen3_5_moe", "Qwen3_5MoeConfig"},
+      {"qwen3_5_moe_text", "Qwen3_5MoeTextConfig"}};
   return names.at(model_type);
 }
 
@@ -401,6 +412,45 @@ void read_llama_like(HfReader& r, ModelSpec& m, Family f) {
   read_window(r, m, f);
 }
 
+// The decoder's fields from `b` (the file, or Qwen3.5's text_config): the sizes every family has,
+// then the family's reader.
+void read_decoder(HfReader& b, ModelSpec& m, Family f, const std::string& model_type) {
+  if (f == Family::kGpt2) {
+    read_gpt2(b, m);
+  } else {
+    // Nemotron 3 checkpoints may leave num_hidden_layers null and list layers_block_type.
+    const bool layers_from_blocks = f == Family::kNemotronH && !b.present("num_hidden_layers") &&
+                                    b.present("layers_block_type");
+    if (layers_from_blocks) b.ignore("num_hidden_layers");
+    m.layers = layers_from_blocks
+                   ? 0
+                   : static_cast<int>(b.integer("num_hidden_layers", 1, 100000, "/layers"));
+    m.hidden = b.integer("hidden_size", 1, int64_t{1} << 24, "/hidden");
+    m.vocab = b.integer("vocab_size", 1, int64_t{1} << 24, "/vocab");
+    m.max_seq_len =
+        static_cast<int>(b.integer("max_position_embeddings", 1, int64_t{1} << 30, "/max_seq_len"));
+    m.tied_embeddings = b.boolean_or("tie_word_embeddings", false, "/tied_embeddings");
+    if (!b.present("tie_word_embeddings"))
+      b.note("/tied_embeddings",
+             "tie_word_embeddings absent: false, the default of " + family_class(model_type));
+    if (f == Family::kNemotronH) {
+      read_nemotron_h(b, m);
+    } else if (f == Family::kQwen3Next) {
+      read_qwen3_next(b, m);
+    } else if (f == Family::kKimiLinear) {
+      read_kimi_linear(b, m);
+    } else if (f == Family::kDeepseekV4) {
+      read_deepseek_v4(b, m);
+    } else if (f == Family::kQwen35 || f == Family::kQwen35Moe) {
+      read_qwen3_5(b, m, f == Family::kQwen35Moe);
+    } else if (f == Family::kGraniteMoeHybrid) {
+      read_granite_moe_hybrid(b, m);
+    } else {
+      read_llama_like(b, m, f);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> hf_model_types() {
@@ -439,37 +489,20 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
   m.file = file;
   m.sources = {file + " (Hugging Face config.json, model_type " + imp.model_type + ")"};
   m.source = m.sources.front();
-  if (f == Family::kGpt2) {
-    read_gpt2(r, m);
-  } else {
-    // Nemotron 3 checkpoints may leave num_hidden_layers null and list layers_block_type.
-    const bool layers_from_blocks = f == Family::kNemotronH && !r.present("num_hidden_layers") &&
-                                    r.present("layers_block_type");
-    if (layers_from_blocks) r.ignore("num_hidden_layers");
-    m.layers = layers_from_blocks
-                   ? 0
-                   : static_cast<int>(r.integer("num_hidden_layers", 1, 100000, "/layers"));
-    m.hidden = r.integer("hidden_size", 1, int64_t{1} << 24, "/hidden");
-    m.vocab = r.integer("vocab_size", 1, int64_t{1} << 24, "/vocab");
-    m.max_seq_len =
-        static_cast<int>(r.integer("max_position_embeddings", 1, int64_t{1} << 30, "/max_seq_len"));
-    m.tied_embeddings = r.boolean_or("tie_word_embeddings", false, "/tied_embeddings");
-    if (!r.present("tie_word_embeddings"))
-      r.note("/tied_embeddings",
-             "tie_word_embeddings absent: false, the default of " + family_class(imp.model_type));
-    if (f == Family::kNemotronH) {
-      read_nemotron_h(r, m);
-    } else if (f == Family::kQwen3Next) {
-      read_qwen3_next(r, m);
-    } else if (f == Family::kKimiLinear) {
-      read_kimi_linear(r, m);
-    } else if (f == Family::kDeepseekV4) {
-      read_deepseek_v4(r, m);
-    } else if (f == Family::kGraniteMoeHybrid) {
-      read_granite_moe_hybrid(r, m);
-    } else {
-      read_llama_like(r, m, f);
-    }
+  // Qwen3.5 checkpoints (Qwen3-VL's layout) keep the language model's keys in text_config; its
+  // text-only classes, at the top level.
+  const bool qwen3_5 = f == Family::kQwen35 || f == Family::kQwen35Moe;
+  std::optional<HfReader> text;
+  if (qwen3_5 && r.present("text_config")) text.emplace(r.child("text_config"));
+  HfReader& b = text ? *text : r;
+  read_decoder(b, m, f, imp.model_type);
+  if (text) {
+    const bool text_ties = b.present("tie_word_embeddings");
+    b.finish(f == Family::kQwen35Moe ? "Qwen3_5MoeTextConfig" : "Qwen3_5TextConfig");
+    r.adopt(b);
+    read_qwen3_5_wrapper(r, m, text_ties);
+  } else if (qwen3_5) {
+    read_qwen3_5_wrapper(r, m, true);
   }
   if (imp.model_type == "deepseek_v32" && m.attention.sparse_topk == 0)
     r.fail("/index_topk",

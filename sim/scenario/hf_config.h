@@ -1,12 +1,13 @@
 // Hugging Face `config.json` in, ModelSpec out. A config.json names its architecture in
-// `model_type`; each supported family (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3,
-// qwen3_moe, deepseek_v2, deepseek_v3, kimi_k2, gpt_oss, gpt2, nemotron) is mapped field by
-// field onto ModelSpec, following the family's transformers modeling code (docs/models.md lists
-// every field). Every key of the file is either mapped, known to have no effect on compute
-// (token ids, dtype, initialisation, dropout, RoPE / norm constants, routing-loss
-// coefficients), or an input error naming the key: nothing that may change compute is dropped
-// silently. Layer kinds fleetsim does not model (Mamba-2, Gated DeltaNet, DeepSeek sparse
-// attention) are input errors naming the field that asks for them.
+// `model_type`; each supported family (hf_model_types(): llama, mistral, mixtral, the qwen
+// families, deepseek, kimi, gpt_oss, gpt2, glm4_moe, the nemotron and granite hybrids, qwen3_next
+// and qwen3_5, whose checkpoints nest the language model in text_config) is mapped field by field
+// onto ModelSpec, following the family's transformers modeling code (docs/models.md lists every
+// field). Every key of the file is either mapped, known to have no effect on compute (token ids,
+// dtype, initialisation, dropout, RoPE / norm constants, routing-loss coefficients), or an input
+// error naming the key: nothing that may change compute is dropped silently. Architectures
+// fleetsim does not model (pure Mamba-2, Jamba, Llama 4's nested layout) are input errors naming
+// the field that asks for them; what an imported model leaves out is listed in its `unmodelled`.
 #pragma once
 
 #include <string>

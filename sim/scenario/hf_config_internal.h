@@ -12,6 +12,11 @@ void read_gqa(HfReader& r, ModelSpec& m);  // hf_config_attention.cpp, as read_m
 MoeSpec read_moe_fields(HfReader& r, const char* experts_key, const char* ffn_key);
 void read_nemotron_h(HfReader& r, ModelSpec& m);
 void read_qwen3_next(HfReader& r, ModelSpec& m);  // hf_config_qwen_next.cpp
+// Qwen3.5's language model (`r`: its text_config, or the file of a text-only class); `moe`:
+// qwen3_5_moe. Then, for a checkpoint's config.json, the keys around the text_config
+// (`text_ties`: the text config set tie_word_embeddings).
+void read_qwen3_5(HfReader& r, ModelSpec& m, bool moe);
+void read_qwen3_5_wrapper(HfReader& r, ModelSpec& m, bool text_ties);
 void read_mla(HfReader& r, ModelSpec& m);
 // The lightning indexer of DeepSeek sparse attention (V3.2's DSA, V4's CSA layers): index_topk,
 // index_n_heads, index_head_dim, each required.

@@ -154,10 +154,11 @@ bool HfReader::boolean_or(const std::string& key, bool dflt, const std::string& 
   use(key);
   if (!present(key)) return dflt;
   const json& v = j_.at(key);
-  if (!v.is_boolean()) fail("/" + key, std::string("expected true or false, got ") + type_name(v));
+  const std::string ptr = "/" + escape_pointer_token(key);
+  if (!v.is_boolean()) fail(ptr, std::string("expected true or false, got ") + type_name(v));
   const bool b = v.get<bool>();
   if (!field.empty())
-    record(field, "config.json:/" + key + " = " + (b ? "true" : "false"), "/" + key);
+    record(field, "config.json:" + prefix_ + ptr + " = " + (b ? "true" : "false"), ptr);
   return b;
 }
 

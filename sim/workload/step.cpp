@@ -213,6 +213,12 @@ void fill_memory_and_warnings(const StepInput& in, const Topology& topo,
   }
   for (const auto& s : compute.sources())
     res->compute_sources.push_back(s);
+  // What the model definition itself says is left out (workloads/README.md "unmodelled"), so
+  // that a figure can be traced to what it does not count.
+  for (const UnmodelledFeature& u : in.model.unmodelled)
+    if (u.impact == "small")
+      res->compute_sources.push_back("model " + in.model.name + ": " + u.feature +
+                                     " not modelled (impact small): " + u.note);
   if (std::count(in.model.blocks.begin(), in.model.blocks.end(), BlockKind::kMamba) > 0) {
     bool fallback = false;
     res->compute_sources.push_back(compute.ssd_source(&fallback));

@@ -1,7 +1,7 @@
 // Hugging Face config.json import of the hybrid families (sim/scenario/hf_config_hybrid.cpp):
-// Qwen3-Next, DeepSeek-V3.2 / V4, Nemotron-H and Nemotron 3, Kimi Linear and Granite 4.0-H
-// fixtures against the zoo definitions and hand counts, and their bad keys named. The other
-// families are in test_hf_config.cpp.
+// Qwen3-Next and Qwen3.5 / 3.6, DeepSeek-V3.2 / V4, Nemotron-H and Nemotron 3, Kimi Linear and
+// Granite 4.0-H fixtures against the zoo definitions and hand counts, and their bad keys named. The
+// other families are in test_hf_config.cpp.
 #include <algorithm>
 
 #include <catch2/catch.hpp>
@@ -427,4 +427,102 @@ TEST_CASE("bad Granite 4.0-H config.json files name the key") {
                               "\"vocab_size\": 100352, "
                               "\"mamba_rank\": 4")),
                     Catch::Contains("c.json:/mamba_rank: key not understood"));
+}
+
+TEST_CASE("Qwen3.5 / 3.6 config.json: the text_config's language model, counted by hand") {
+  // Qwen3.6-27B: a checkpoint inventory lists every tensor of its 15 safetensors files, 27,781,
+  // 427,952 parameters (SOURCES.md): the 27 vision blocks, merger, patch and position embeddings
+  // (model.visual.*: 460,730,096, summed from the listed shapes) and the MTP module (mtp.*:
+  // fc 5120 x 10240, one gated-attention layer, a SwiGLU MLP of 17408 and 5 norms: 424,699,392)
+  // are the rest.
+  const HfImport d = fixture("qwen3.6-27b");
+  const ModelSpec& m = d.model;
+  CHECK(d.model_type == "qwen3_5");
+  CHECK(m.layers == 128);
+  CHECK(block_pattern_text(m.blocks).substr(0, 8) == "G-G-G-*-");
+  CHECK(std::count(m.blocks.begin(), m.blocks.end(), BlockKind::kAttention) == 16);
+  CHECK(std::count(m.blocks.begin(), m.blocks.end(), BlockKind::kGdn) == 48);
+  CHECK(m.ffn == 17408);
+  CHECK(m.gdn.v_heads == 48);
+  CHECK(m.attention.output_gate);
+  CHECK(m.mtp_layers == 1);
+  const int64_t visual = 460730096;
+  CHECK(total_params(m) == 26895998464);
+  CHECK(mtp_params(m) == 424699392);
+  CHECK(total_params(m) + mtp_params(m) + visual == 27781427952);
+  // The vision encoder is not simulated, and says so with its size (the same 0.461 B).
+  const auto v =
+      std::find_if(m.unmodelled.begin(), m.unmodelled.end(),
+                   [](const UnmodelledFeature& u) { return u.feature == "vision_encoder"; });
+  REQUIRE(v != m.unmodelled.end());
+  CHECK(v->impact == "small");
+  CHECK_THAT(v->note, Catch::Contains("27 blocks of width 1152, 0.461 B parameters"));
+  // Origins name the nested keys.
+  const auto origin = [&d](const std::string& field) {
+    for (const auto& [f, t] : d.origin)
+      if (f == field) return t;
+    return std::string();
+  };
+  CHECK(origin("/hidden") == "config.json:/text_config/hidden_size = 5120");
+  CHECK(origin("/attention/output_gate") == "config.json:/text_config/attn_output_gate = true");
+
+  // Qwen3.5-35B-A3B, hand counts from its text_config: per MoE layer 256 experts of 3 x 2048 x
+  // 512, the shared expert and its gate, the router, 2 norms; 30 Gated DeltaNet mixers (in_proj
+  // qkv 2048 x 8192, z 2048 x 4096, b and a 2048 x 32, conv 8192 x 4, A_log, dt_bias, norm 128,
+  // out 4096 x 2048); 10 gated attentions (q 2048 x 8192, k and v 2048 x 512, o 4096 x 2048,
+  // q / k norms); embedding and head 248320 x 2048; the final norm.
+  const int64_t h = 2048, vocab = 248320;
+  const int64_t gdn = h * 8192 + h * 4096 + 2 * h * 32 + 8192 * 4 + 32 + 32 + 128 + 4096 * h;
+  const int64_t attn = h * 8192 + 2 * h * 512 + 4096 * h + 2 * 256;
+  const int64_t shared = 3 * h * 512 + h * 256 + h + 2 * h;
+  const int64_t base = 30 * gdn + 10 * attn + 2 * vocab * h + h;
+  const ModelSpec q = fixture("qwen3.5-35b-a3b").model;
+  CHECK(total_params(q) == base + 40 * (256 * 3 * h * 512 + shared));
+  CHECK(active_params(q) == base + 40 * (8 * 3 * h * 512 + shared));
+  CHECK(block_pattern_text(q.blocks).substr(0, 8) == "GEGEGE*E");
+  CHECK(q.ffn == 0);
+  CHECK(q.moe.shared_expert_gate);
+  CHECK(q.mtp_layers == 1);
+  // The text-only class (the same text_config at the top level) maps to the same model, without
+  // the vision note.
+  const ModelSpec t = fixture("qwen3.5-35b-a3b-text").model;
+  CHECK(block_pattern_text(t.blocks) == block_pattern_text(q.blocks));
+  CHECK(total_params(t) == total_params(q));
+  CHECK(active_params(t) == active_params(q));
+  CHECK(model_flops_per_token(t, 4096) == Approx(model_flops_per_token(q, 4096)));
+  CHECK(std::none_of(t.unmodelled.begin(), t.unmodelled.end(),
+                     [](const UnmodelledFeature& u) { return u.feature == "vision_encoder"; }));
+}
+
+TEST_CASE("bad Qwen3.5 config.json files name the key") {
+  const std::string q = read_text_file(kHfConfigDir + "qwen3.5-35b-a3b.json");
+  const std::string d = read_text_file(kHfConfigDir + "qwen3.6-27b.json");
+  const auto with = edited;
+  CHECK_NOTHROW(text(q));
+  CHECK_NOTHROW(text(d));
+  CHECK_THROWS_WITH(text(with(q, "\"mlp_only_layers\": []", "\"mlp_only_layers\": [3]")),
+                    Catch::Contains("c.json:/text_config/mlp_only_layers: Qwen3_5MoeTextConfig "
+                                    "has no dense layers"));
+  CHECK_THROWS_WITH(
+      text(with(q, "\"num_experts\": 256", "\"num_experts\": 256, \"moe_layers\": 2")),
+      Catch::Contains("c.json:/text_config/moe_layers: key not understood by "
+                      "fleetsim's Qwen3_5MoeTextConfig mapping"));
+  CHECK_THROWS_WITH(
+      text(with(q, "\"model_type\": \"qwen3_5_moe_text\"", "\"model_type\": \"qwen3_5_text\"")),
+      Catch::Contains("c.json:/text_config/model_type: expected 'qwen3_5_moe_text'"));
+  CHECK_THROWS_WITH(text(with(d, "\"mtp_use_dedicated_embeddings\": false",
+                              "\"mtp_use_dedicated_embeddings\": true")),
+                    Catch::Contains("c.json:/text_config/mtp_use_dedicated_embeddings"));
+  CHECK_THROWS_WITH(text(with(d, "\"hidden_size\": 5120", "\"hidden_size\": -1")),
+                    Catch::Contains("c.json:/text_config/hidden_size: expected an integer"));
+  // The top-level tie_word_embeddings must agree with the text config's.
+  const std::string tied = with(d, "\"tie_word_embeddings\": false,\n    \"transformers_version\"",
+                                "\"tie_word_embeddings\": true,\n    \"transformers_version\"");
+  CHECK_THROWS_WITH(text(tied), Catch::Contains("c.json:/tie_word_embeddings: disagrees with "
+                                                "/text_config/tie_word_embeddings"));
+  // language_model_only: a checkpoint without the vision tower, no vision note.
+  const ModelSpec lm =
+      text(with(d, "\"language_model_only\": false", "\"language_model_only\": true")).model;
+  CHECK(std::none_of(lm.unmodelled.begin(), lm.unmodelled.end(),
+                     [](const UnmodelledFeature& u) { return u.feature == "vision_encoder"; }));
 }

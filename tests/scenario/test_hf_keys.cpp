@@ -8,7 +8,8 @@
 // fields, token ids, the generation parameters) and PreTrainedConfig of transformers 5 (commit
 // 008e5743, dtype, attn / experts implementation); the config classes'
 // src/transformers/models/<type>/configuration_<type>.py (llama, mixtral, qwen2_moe, qwen3_next,
-// deepseek_v2, deepseek_v3 (commit 001f85b3), gpt_oss, glm4_moe, nemotron_h, granitemoehybrid).
+// qwen3_5_moe, deepseek_v2, deepseek_v3 (commit 001f85b3), gpt_oss, glm4_moe, nemotron_h,
+// granitemoehybrid).
 #include <map>
 
 #include <catch2/catch.hpp>
@@ -113,6 +114,10 @@ const std::map<std::string, json> kFamily = {
       "mlp_only_layers": [], "norm_topk_prob": true, "output_router_logits": false,
       "router_aux_loss_coef": 0.001, "attention_bias": false, "attention_dropout": 0.0,
       "use_sliding_window": false, "sliding_window": null, "layer_types": null})")},
+    // Qwen3_5MoeTextConfig (the text-only class: its keys at the top level).
+    {"qwen3_5_moe_text", json::parse(R"({"attention_bias": false, "attention_dropout": 0.0,
+      "output_router_logits": false, "router_aux_loss_coef": 0.001,
+      "partial_rotary_factor": 0.25, "pad_token_id": null})")},
     {"glm4_moe", json::parse(R"({"partial_rotary_factor": 0.5, "attention_bias": false,
       "attention_dropout": 0.0, "n_group": 1, "topk_group": 1, "norm_topk_prob": true,
       "output_router_logits": false, "routed_scaling_factor": 1.0,
@@ -204,7 +209,10 @@ TEST_CASE("generic and no-compute config.json keys at their defaults do not chan
                         "qwen3-235b-a22b",
                         "qwen3-30b-a3b",
                         "qwen3-8b",
-                        "qwen3-next-80b-a3b"})
+                        "qwen3-next-80b-a3b",
+                        "qwen3.5-35b-a3b",
+                        "qwen3.5-35b-a3b-text",
+                        "qwen3.6-27b"})
     same_model(f, load(f));
   // The families without a fixture, from a fixture of the same layout.
   json k2 = load("deepseek-v3");
