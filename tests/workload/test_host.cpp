@@ -267,6 +267,21 @@ TEST_CASE("launch count of a dense decoder layer, eager and with TE graph scopes
   fw.cuda_graphs = CudaGraphs::kFullIteration;
   LayerCostModel full(m, p, fw, compute, no_comm);
   CHECK(full.layer(0, false).launches == 0);
+  // Sandwich norms (norms_per_layer 4: Gemma's post-attention and post-feedforward RMSNorms):
+  // two more norm kernels forward (2 more eager ops of host time), and in backward each with its
+  // dgamma finalize and main_grad add: 21 + 2 * 3 = 27. No GEMM changes.
+  fw.cuda_graphs = CudaGraphs::kNone;
+  ModelSpec sandwich = m;
+  sandwich.norms_per_layer = 4;
+  LayerCostModel eager4(sandwich, p, fw, compute, no_comm);
+  const Block& f4 = eager4.layer(0, false);
+  CHECK(f4.kernels == 15);
+  CHECK(f4.flops == f.flops);
+  Time H4 = Time::zero();
+  for (const Segment& sg : f4.segs)
+    H4 += sg.host;
+  CHECK(H4 - H == us(2 * 13));
+  CHECK(eager4.layer(0, true).kernels == 27);
 }
 
 TEST_CASE("host CPU class of the topologies and the host-cost table") {

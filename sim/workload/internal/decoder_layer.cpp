@@ -37,6 +37,9 @@ class LayerBuilder {
   void attention_block(bool bwd);
   void qkv_split(bool bwd);
   void norm_grad_tail(double width);
+  // One RMSNorm over the hidden states (forward: read and write; backward: the gradient, its
+  // dgamma tail, and the recomputed forward under the layernorm recompute module).
+  void rms_norm(bool bwd);
   Time mla_projections(bool bwd);
   Time core_attention(bool backward) const;
   void cp_exchange(Time at, bool bwd);
@@ -208,10 +211,8 @@ void LayerBuilder::rs(Time hide) {
 
 void LayerBuilder::attention_block(bool bwd) {
   const double T = static_cast<double>(T_);
-  b_.begin_graph(kGraphAttn);                // Transformer Engine CUDA-graph scope "attn"
-  mem(Tsp_ * h_ * 2.0 * (bwd ? 3.0 : 2.0));  // input RMSNorm
-  if (bwd) norm_grad_tail(h_);
-  if (bwd && recompute(kRecomputeLayernorm)) mem(Tsp_ * h_ * 2.0 * 2.0);
+  b_.begin_graph(kGraphAttn);  // Transformer Engine CUDA-graph scope "attn"
+  rms_norm(bwd);               // input RMSNorm
   // Gated attention (output_gate): q_proj also emits the gate, heads · head_dim wide.
   const double gate = a_.output_gate ? 1.0 : 0.0;
   const Time first_gemm =
@@ -250,7 +251,8 @@ void LayerBuilder::attention_block(bool bwd) {
     ag(proj);
     if (!frozen_ || (p_.task.lora_targets & kLoraQkv)) ag(first_gemm);
   }
-  mem(Tsp_ * h_ * 2.0 * 3.0);  // residual add
+  if (m_.norms_per_layer == 4) rms_norm(bwd);  // sandwich: post-attention RMSNorm (Gemma)
+  mem(Tsp_ * h_ * 2.0 * 3.0);                  // residual add
   b_.end_graph();
 }
 
@@ -277,6 +279,12 @@ void LayerBuilder::qkv_split(bool bwd) {
   }
   if (!bwd && heads_ > kvh_) mem(2.0 * q);  // the q reshape copy
   if (bwd) mem(2.0 * (q + 2.0 * k));        // the gradients' cat
+}
+
+void LayerBuilder::rms_norm(bool bwd) {
+  mem(Tsp_ * h_ * 2.0 * (bwd ? 3.0 : 2.0));
+  if (bwd) norm_grad_tail(h_);
+  if (bwd && recompute(kRecomputeLayernorm)) mem(Tsp_ * h_ * 2.0 * 2.0);
 }
 
 // The end of one TE norm's backward and of its weight's gradient: Transformer Engine's
@@ -373,10 +381,8 @@ std::pair<Time, Time> LayerBuilder::dense_mlp(double ffn, bool bwd, double rows,
 }
 
 void LayerBuilder::mlp_block(bool bwd) {
-  if (!moe_) b_.begin_graph(kGraphMlp);      // CUDA-graph scope "mlp" (dense layers)
-  mem(Tsp_ * h_ * 2.0 * (bwd ? 3.0 : 2.0));  // pre-MLP RMSNorm
-  if (bwd) norm_grad_tail(h_);
-  if (bwd && recompute(kRecomputeLayernorm)) mem(Tsp_ * h_ * 2.0 * 2.0);
+  if (!moe_) b_.begin_graph(kGraphMlp);  // CUDA-graph scope "mlp" (dense layers)
+  rms_norm(bwd);                         // pre-MLP RMSNorm
   if (!moe_) {
     const auto [g1, g2] = dense_mlp(static_cast<double>(m_.ffn), bwd, static_cast<double>(T_));
     if (!bwd) {
@@ -390,7 +396,8 @@ void LayerBuilder::mlp_block(bool bwd) {
   } else {
     moe_block(bwd);
   }
-  mem(Tsp_ * h_ * 2.0 * 3.0);  // residual add
+  if (m_.norms_per_layer == 4) rms_norm(bwd);  // sandwich: post-MLP RMSNorm (Gemma)
+  mem(Tsp_ * h_ * 2.0 * 3.0);                  // residual add
   b_.end_graph();
 }
 
