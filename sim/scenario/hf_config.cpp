@@ -40,7 +40,9 @@ enum class Family {
   kGlm4Moe,
   kGraniteMoeHybrid,
   kQwen35,
-  kQwen35Moe
+  kQwen35Moe,
+  kGemma2,
+  kGemma3
 };
 
 const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
@@ -66,7 +68,10 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"qwen3_5", Family::kQwen35},
                                                  {"qwen3_5_text", Family::kQwen35},
                                                  {"qwen3_5_moe", Family::kQwen35Moe},
-                                                 {"qwen3_5_moe_text", Family::kQwen35Moe}};
+                                                 {"qwen3_5_moe_text", Family::kQwen35Moe},
+                                                 {"gemma2", Family::kGemma2},
+                                                 {"gemma3", Family::kGemma3},
+                                                 {"gemma3_text", Family::kGemma3}};
 
 // model_types that name a published architecture fleetsim recognises but does not model yet.
 const std::map<std::string, std::string> kNotModelled = {
@@ -103,7 +108,10 @@ std::string family_class(const std::string& model_type) {
       {"qwen3_5", "Qwen3_5Config"},
       {"qwen3_5_text", "Qwen3_5TextConfig"},
       {"qwen3_5_moe", "Qwen3_5MoeConfig"},
-      {"qwen3_5_moe_text", "Qwen3_5MoeTextConfig"}};
+      {"qwen3_5_moe_text", "Qwen3_5MoeTextConfig"},
+      {"gemma2", "Gemma2Config"},
+      {"gemma3", "Gemma3Config"},
+      {"gemma3_text", "Gemma3TextConfig"}};
   return names.at(model_type);
 }
 
@@ -117,10 +125,12 @@ std::string default_name(const std::string& file) {
   return stem.empty() ? "imported" : stem;
 }
 
+}  // namespace
+
 // Windowed layers from the per-layer `layer_types` list: the shortest period p whose first w
 // entries are "sliding_attention" and the rest "full_attention" (fleetsim's window_pattern /
 // window_layers). Other patterns, and linear-attention layers, are input errors.
-void read_layer_types(HfReader& r, ModelSpec& m, int window) {
+void hf_internal::read_layer_types(HfReader& r, ModelSpec& m, int window) {
   const std::vector<std::string> types = r.string_list("layer_types");
   const std::string ptr = "/layer_types";
   if (static_cast<int>(types.size()) != m.layers) {
@@ -160,6 +170,8 @@ void read_layer_types(HfReader& r, ModelSpec& m, int window) {
          "the sliding / full pattern is not periodic with the sliding layers first in "
          "each period; fleetsim cannot express it");
 }
+
+namespace {
 
 // Sliding windows: mistral / mixtral `sliding_window` (every layer), qwen's
 // `use_sliding_window`, and per-layer `layer_types`.
@@ -412,11 +424,28 @@ void read_llama_like(HfReader& r, ModelSpec& m, Family f) {
   read_window(r, m, f);
 }
 
+// A multimodal config.json's own tie_word_embeddings, beside its text_config's: the text
+// config's decides; the outer one must agree with it, or stands for it when the text config has
+// none (`text_ties`).
+void read_outer_tie(HfReader& r, ModelSpec& m, bool text_ties) {
+  if (!r.present("tie_word_embeddings")) return;
+  const bool tied = r.boolean_or("tie_word_embeddings", false, "");
+  if (!text_ties) {
+    m.tied_embeddings = tied;
+    r.note("/tied_embeddings", std::string("config.json:/tie_word_embeddings = ") +
+                                   (tied ? "true" : "false") + " (the text config has none)");
+  } else if (tied != m.tied_embeddings) {
+    r.fail("/tie_word_embeddings", "disagrees with /text_config/tie_word_embeddings");
+  }
+}
+
 // The decoder's fields from `b` (the file, or Qwen3.5's text_config): the sizes every family has,
 // then the family's reader.
 void read_decoder(HfReader& b, ModelSpec& m, Family f, const std::string& model_type) {
   if (f == Family::kGpt2) {
     read_gpt2(b, m);
+  } else if (f == Family::kGemma2 || f == Family::kGemma3) {
+    read_gemma(b, m, f == Family::kGemma3);
   } else {
     // Nemotron 3 checkpoints may leave num_hidden_layers null and list layers_block_type.
     const bool layers_from_blocks = f == Family::kNemotronH && !b.present("num_hidden_layers") &&
@@ -489,21 +518,24 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
   m.file = file;
   m.sources = {file + " (Hugging Face config.json, model_type " + imp.model_type + ")"};
   m.source = m.sources.front();
-  // Qwen3.5 checkpoints (Qwen3-VL's layout) keep the language model's keys in text_config; its
-  // text-only classes, at the top level.
+  // Multimodal checkpoints (Qwen3.5, Gemma 3) keep the language model's keys in text_config;
+  // their text-only classes, at the top level.
   const bool qwen3_5 = f == Family::kQwen35 || f == Family::kQwen35Moe;
   std::optional<HfReader> text;
-  if (qwen3_5 && r.present("text_config")) text.emplace(r.child("text_config"));
+  if ((qwen3_5 && r.present("text_config")) || imp.model_type == "gemma3")
+    text.emplace(r.child("text_config"));
   HfReader& b = text ? *text : r;
   read_decoder(b, m, f, imp.model_type);
   if (text) {
     const bool text_ties = b.present("tie_word_embeddings");
-    b.finish(f == Family::kQwen35Moe ? "Qwen3_5MoeTextConfig" : "Qwen3_5TextConfig");
+    b.finish(f == Family::kGemma3      ? "Gemma3TextConfig"
+             : f == Family::kQwen35Moe ? "Qwen3_5MoeTextConfig"
+                                       : "Qwen3_5TextConfig");
     r.adopt(b);
-    read_qwen3_5_wrapper(r, m, text_ties);
-  } else if (qwen3_5) {
-    read_qwen3_5_wrapper(r, m, true);
+    read_outer_tie(r, m, text_ties);
   }
+  if (qwen3_5) read_qwen3_5_wrapper(r, m);
+  if (imp.model_type == "gemma3") read_gemma3_wrapper(r, m);
   if (imp.model_type == "deepseek_v32" && m.attention.sparse_topk == 0)
     r.fail("/index_topk",
            "missing: DeepseekV32Config needs index_topk, index_n_heads and "

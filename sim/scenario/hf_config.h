@@ -1,13 +1,14 @@
 // Hugging Face `config.json` in, ModelSpec out. A config.json names its architecture in
 // `model_type`; each supported family (hf_model_types(): llama, mistral, mixtral, the qwen
-// families, deepseek, kimi, gpt_oss, gpt2, glm4_moe, the nemotron and granite hybrids, qwen3_next
-// and qwen3_5, whose checkpoints nest the language model in text_config) is mapped field by field
-// onto ModelSpec, following the family's transformers modeling code (docs/models.md lists every
-// field). Every key of the file is either mapped, known to have no effect on compute (token ids,
-// dtype, initialisation, dropout, RoPE / norm constants, routing-loss coefficients), or an input
-// error naming the key: nothing that may change compute is dropped silently. Architectures
-// fleetsim does not model (pure Mamba-2, Jamba, Llama 4's nested layout) are input errors naming
-// the field that asks for them; what an imported model leaves out is listed in its `unmodelled`.
+// families, deepseek, kimi, gpt_oss, gpt2, glm4_moe, gemma2 / gemma3, the nemotron and granite
+// hybrids, qwen3_next and qwen3_5; Qwen3.5 and Gemma 3 checkpoints nest the language model in
+// text_config) is mapped field by field onto ModelSpec, following the family's transformers
+// modeling code (docs/models.md lists every field). Every key of the file is either mapped,
+// known to have no effect on compute (token ids, dtype, initialisation, dropout, RoPE / norm
+// constants, routing-loss coefficients), or an input error naming the key: nothing that may
+// change compute is dropped silently. Architectures fleetsim does not model (pure Mamba-2, Jamba,
+// Llama 4's nested layout) are input errors naming the field that asks for them; what an
+// imported model leaves out is listed in its `unmodelled`.
 #pragma once
 
 #include <string>

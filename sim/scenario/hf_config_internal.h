@@ -13,10 +13,16 @@ MoeSpec read_moe_fields(HfReader& r, const char* experts_key, const char* ffn_ke
 void read_nemotron_h(HfReader& r, ModelSpec& m);
 void read_qwen3_next(HfReader& r, ModelSpec& m);  // hf_config_qwen_next.cpp
 // Qwen3.5's language model (`r`: its text_config, or the file of a text-only class); `moe`:
-// qwen3_5_moe. Then, for a checkpoint's config.json, the keys around the text_config
-// (`text_ties`: the text config set tie_word_embeddings).
+// qwen3_5_moe. Then the file's other keys (vision_config, media token ids).
 void read_qwen3_5(HfReader& r, ModelSpec& m, bool moe);
-void read_qwen3_5_wrapper(HfReader& r, ModelSpec& m, bool text_ties);
+void read_qwen3_5_wrapper(HfReader& r, ModelSpec& m);
+// Gemma 2 / Gemma 3's language model (hf_config_gemma.cpp; `r`: the file, or Gemma 3's
+// text_config), absent keys at the config class's defaults; then a Gemma 3 checkpoint's other
+// keys (the SigLIP vision_config, mm_tokens_per_image, image token ids).
+void read_gemma(HfReader& r, ModelSpec& m, bool gemma3);
+void read_gemma3_wrapper(HfReader& r, ModelSpec& m);
+// The layer_types list of sliding / full attention layers (hf_config.cpp).
+void read_layer_types(HfReader& r, ModelSpec& m, int window);
 void read_mla(HfReader& r, ModelSpec& m);
 // The lightning indexer of DeepSeek sparse attention (V3.2's DSA, V4's CSA layers): index_topk,
 // index_n_heads, index_head_dim, each required.

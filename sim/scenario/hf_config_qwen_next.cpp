@@ -252,19 +252,10 @@ void vision_encoder_note(HfReader& v, ModelSpec& m) {
 
 }  // namespace
 
-// A Qwen3.5 checkpoint's config.json around its text_config (Qwen3_5Config /
-// Qwen3_5MoeConfig, Qwen3-VL's layout): the vision encoder's vision_config, the media token ids
-// and tie_word_embeddings, which must agree with the text config's.
-void read_qwen3_5_wrapper(HfReader& r, ModelSpec& m, bool text_ties) {
-  if (r.present("tie_word_embeddings")) {
-    const bool tied = r.boolean_or("tie_word_embeddings", false, "");
-    if (!text_ties) {
-      m.tied_embeddings = tied;
-      r.note("/tied_embeddings", "config.json:/tie_word_embeddings (the text config has none)");
-    } else if (tied != m.tied_embeddings) {
-      r.fail("/tie_word_embeddings", "disagrees with /text_config/tie_word_embeddings");
-    }
-  }
+// The keys of a Qwen3.5 config.json besides the language model's (Qwen3_5Config /
+// Qwen3_5MoeConfig, Qwen3-VL's layout, around its text_config): the vision encoder's
+// vision_config and the media token ids.
+void read_qwen3_5_wrapper(HfReader& r, ModelSpec& m) {
   for (const char* k :
        {"image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id"})
     r.ignore(k);

@@ -162,6 +162,17 @@ bool HfReader::boolean_or(const std::string& key, bool dflt, const std::string& 
   return b;
 }
 
+double HfReader::number(const std::string& key, double lo, double hi) {
+  const json& v = required(key);
+  const std::string ptr = "/" + escape_pointer_token(key);
+  if (!v.is_number()) fail(ptr, std::string("expected a number, got ") + type_name(v));
+  const double x = v.get<double>();
+  if (!(x >= lo && x <= hi))
+    fail(ptr,
+         "expected a number in [" + show(json(lo)) + ", " + show(json(hi)) + "], got " + show(v));
+  return x;
+}
+
 std::vector<std::string> HfReader::string_list(const std::string& key) {
   const json& v = required(key);
   if (!v.is_array()) fail("/" + key, "expected an array of strings, got " + show(v));

@@ -25,12 +25,16 @@ class HfReader {
   std::string model_type();
   // Present with a non-null value.
   bool present(const std::string& key) const;
+  // Present, null or not.
+  bool has(const std::string& key) const { return j_.contains(key); }
   std::string str(const std::string& key);
   // Present with a string value (a key that may hold a number or a word, as "auto").
   bool is_string(const std::string& key) const;
   // Required integer in [lo, hi]; `field` ("/attention/heads", "" = none) records its origin.
   int64_t integer(const std::string& key, int64_t lo, int64_t hi, const std::string& field);
   bool boolean_or(const std::string& key, bool dflt, const std::string& field);
+  // Required number (integer or not) in [lo, hi].
+  double number(const std::string& key, double lo, double hi);
   std::vector<std::string> string_list(const std::string& key);
   std::vector<int64_t> int_list(const std::string& key, int64_t lo, int64_t hi);
   // A key read and found to have no effect on compute (no-op when absent).

@@ -171,6 +171,10 @@ check run-hf-granite 0 "$bin" run "$tmp/hf-granite.json" --out "$tmp/hfgranite"
 hf_scenario "$tmp/hf-qwen35.json" tests/scenario/hf_configs/qwen3.5-35b-a3b.json 8
 check run-hf-qwen3.5 0 "$bin" run "$tmp/hf-qwen35.json" --out "$tmp/hfqwen35"
 if grep -qF "vision_encoder not modelled (impact small)" "$tmp/hfqwen35/report.json"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL run-hf-qwen3.5: no vision_encoder source"; fi
+# Gemma 3 (a sparse text_config at Gemma3TextConfig's defaults, a SigLIP vision_config): a step
+# runs with its 5-of-6 sliding layers and sandwich norms.
+hf_scenario "$tmp/hf-gemma3.json" tests/scenario/hf_configs/gemma-3-12b.json 1
+check run-hf-gemma3 0 "$bin" run "$tmp/hf-gemma3.json" --out "$tmp/hfgemma3"
 hf_bad qwen35-nested "$(sed 's/"linear_num_key_heads": 16/"linear_num_key_heads": 0/' tests/scenario/hf_configs/qwen3.5-35b-a3b.json)" "/text_config/linear_num_key_heads: expected an integer in [1, 65536], got 0"
 hf_bad granite-layer-type "$(sed '0,/"attention",/s//"mlp",/' tests/scenario/hf_configs/granite-4.0-h-tiny.json)" "/layer_types/5: expected 'mamba' or 'attention', got 'mlp'"
 hf_bad hybrid-pattern '{"model_type": "nemotron_h", "num_hidden_layers": 2, "hidden_size": 64, "vocab_size": 100, "max_position_embeddings": 64, "hybrid_override_pattern": "MX"}' "/hybrid_override_pattern: character 1 'X' is not a block kind"

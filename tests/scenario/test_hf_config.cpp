@@ -1,7 +1,8 @@
 // Hugging Face config.json import (sim/scenario/hf_config.cpp): the fixtures of
 // tests/scenario/hf_configs/ (published config.json files; SOURCES.md gives each URL) against
 // their published parameter counts and, for the zoo's models, against the zoo definition;
-// strictness (unknown model_type / keys, missing or out-of-range fields, unmodelled layers).
+// strictness (unknown model_type / keys, missing or out-of-range fields, unmodelled layers);
+// Gemma 2 / 3 against their reports' non-embedding counts.
 // The hybrid families (Mamba-2, linear and sparse attention) are in test_hf_config_hybrid.cpp.
 #include <algorithm>
 
@@ -245,4 +246,86 @@ TEST_CASE("bad GLM-4.5 config.json files name the key") {
   fails_at(with("\"use_qk_norm\": false", "\"use_qk_norm\": 1"), "/use_qk_norm");
   fails_at(with("\"use_qk_norm\": false", "\"use_qk_norm\": false, \"moe_layer_freq\": 2"),
            "/moe_layer_freq");
+}
+
+TEST_CASE("Gemma 2 / Gemma 3 config.json: non-embedding parameters equal the reports' counts") {
+  // Gemma 2 report (arXiv 2408.00118) Table 1, non-embedding parameters: each layer's four
+  // RMSNorms (input, post-attention, pre- and post-feedforward) are in them, so the count is exact
+  // only with norms_per_layer 4.
+  for (const auto& [file, non_embedding] :
+       {std::pair<const char*, int64_t>{"gemma-2-2b", 2024517888},
+        {"gemma-2-9b", 8324201984},
+        {"gemma-2-27b", 26047480320}}) {
+    INFO(file);
+    const ModelSpec m = fixture(file).model;
+    CHECK(m.norms_per_layer == 4);
+    CHECK(m.tied_embeddings);
+    CHECK(total_params(m) - embedding_params(m) == non_embedding);
+    // Every other layer sliding (even layers), window 4096.
+    CHECK(m.attention.sliding_window == 4096);
+    CHECK(m.attention.window_pattern == 2);
+    CHECK(m.attention.window_layers == 1);
+    CHECK(std::any_of(m.unmodelled.begin(), m.unmodelled.end(), [](const UnmodelledFeature& u) {
+      return u.feature == "attn_logit_softcapping";
+    }));
+  }
+  // Gemma 3 report (arXiv 2503.19786) Table 1, in millions: 1B 302 embedding / 698 non-embedding;
+  // 12B 10,759 non-embedding and a 417 M vision encoder. The 12B checkpoint's text_config lists
+  // only what differs from Gemma3TextConfig (vocab 262208, head_dim 256, tied by default).
+  const ModelSpec g1 = fixture("gemma-3-1b").model;
+  CHECK(static_cast<double>(embedding_params(g1)) == Approx(302e6).margin(0.5e6));
+  CHECK(static_cast<double>(total_params(g1) - embedding_params(g1)) ==
+        Approx(698e6).margin(0.5e6));
+  CHECK(g1.attention.qk_norm);
+  CHECK(g1.attention.sliding_window == 512);
+  CHECK(g1.attention.window_pattern == 6);
+  CHECK(g1.attention.window_layers == 5);
+  const HfImport i12 = fixture("gemma-3-12b");
+  const ModelSpec& g12 = i12.model;
+  CHECK(i12.model_type == "gemma3");
+  CHECK(g12.vocab == 262208);
+  CHECK(g12.attention.head_dim == 256);
+  CHECK(g12.tied_embeddings);
+  CHECK(g12.attention.sliding_window == 1024);
+  CHECK(static_cast<double>(total_params(g12) - embedding_params(g12)) ==
+        Approx(10759e6).margin(0.5e6));
+  const auto vision =
+      std::find_if(g12.unmodelled.begin(), g12.unmodelled.end(),
+                   [](const UnmodelledFeature& u) { return u.feature == "vision_encoder"; });
+  REQUIRE(vision != g12.unmodelled.end());
+  CHECK_THAT(vision->note, Catch::Contains("27 layers of width 1152, 0.417 B parameters"));
+  CHECK(std::none_of(g12.unmodelled.begin(), g12.unmodelled.end(), [](const UnmodelledFeature& u) {
+    return u.feature == "attn_logit_softcapping";
+  }));
+  const auto origin = [&i12](const std::string& field) {
+    for (const auto& [f, t] : i12.origin)
+      if (f == field) return t;
+    return std::string();
+  };
+  CHECK(origin("/vocab") == "vocab_size absent: 262208, the default of Gemma3TextConfig");
+  CHECK(origin("/hidden") == "config.json:/text_config/hidden_size = 3840");
+}
+
+TEST_CASE("bad Gemma config.json files name the key") {
+  const std::string g2 = read_text_file(kHfConfigDir + "gemma-2-9b.json");
+  const std::string g3 = read_text_file(kHfConfigDir + "gemma-3-12b.json");
+  CHECK_NOTHROW(text(g2));
+  CHECK_NOTHROW(text(g3));
+  CHECK_THROWS_WITH(text(edited(g2, "\"hidden_activation\": \"gelu_pytorch_tanh\"",
+                                "\"hidden_activation\": \"relu\"")),
+                    Catch::Contains("c.json:/hidden_activation: expected 'gelu_pytorch_tanh'"));
+  CHECK_THROWS_WITH(
+      text(edited(g2, "\"sliding_window_size\": 4096", "\"sliding_window_size\": 2048")),
+      Catch::Contains("c.json:/sliding_window_size: disagrees with sliding_window"));
+  CHECK_THROWS_WITH(text(edited(g3, "\"sliding_window\": 1024",
+                                "\"sliding_window\": 1024, \"use_bidirectional_attention\": true")),
+                    Catch::Contains("c.json:/text_config/use_bidirectional_attention"));
+  CHECK_THROWS_WITH(text(edited(g3, "\"num_hidden_layers\": 48", "\"num_hidden_layers\": 0")),
+                    Catch::Contains("c.json:/text_config/num_hidden_layers: expected an integer"));
+  CHECK_THROWS_WITH(text(R"({"model_type": "gemma3", "vision_config": {}})"),
+                    Catch::Contains("c.json:/text_config: missing required key"));
+  CHECK_THROWS_WITH(
+      text(edited(g3, "\"sliding_window\": 1024", "\"sliding_window\": 1024, \"moe\": 2")),
+      Catch::Contains("c.json:/text_config/moe: key not understood by fleetsim's "
+                      "Gemma3TextConfig mapping"));
 }
