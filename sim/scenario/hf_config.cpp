@@ -42,7 +42,8 @@ enum class Family {
   kQwen35,
   kQwen35Moe,
   kGemma2,
-  kGemma3
+  kGemma3,
+  kPhi3
 };
 
 const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
@@ -71,7 +72,8 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"qwen3_5_moe_text", Family::kQwen35Moe},
                                                  {"gemma2", Family::kGemma2},
                                                  {"gemma3", Family::kGemma3},
-                                                 {"gemma3_text", Family::kGemma3}};
+                                                 {"gemma3_text", Family::kGemma3},
+                                                 {"phi3", Family::kPhi3}};
 
 // model_types that name a published architecture fleetsim recognises but does not model yet.
 const std::map<std::string, std::string> kNotModelled = {
@@ -111,7 +113,8 @@ std::string family_class(const std::string& model_type) {
       {"qwen3_5_moe_text", "Qwen3_5MoeTextConfig"},
       {"gemma2", "Gemma2Config"},
       {"gemma3", "Gemma3Config"},
-      {"gemma3_text", "Gemma3TextConfig"}};
+      {"gemma3_text", "Gemma3TextConfig"},
+      {"phi3", "Phi3Config"}};
   return names.at(model_type);
 }
 
@@ -220,8 +223,9 @@ void read_window(HfReader& r, ModelSpec& m, Family f) {
   }
   r.ignore("layer_types");  // null: the config class derives it from the window keys
   if (window > 0 && window < m.max_seq_len) {
-    if (f != Family::kMistral && f != Family::kMixtral)
-      r.fail("/sliding_window", "a window on every layer is only read for mistral / mixtral");
+    if (f != Family::kMistral && f != Family::kMixtral && f != Family::kPhi3)
+      r.fail("/sliding_window",
+             "a window on every layer is only read for mistral / mixtral / phi3");
     m.attention.sliding_window = window;
     m.attention.window_kind = WindowKind::kSliding;
     m.attention.window_pattern = 1;
@@ -386,6 +390,10 @@ void read_llama_like(HfReader& r, ModelSpec& m, Family f) {
                (f == Family::kNemotron ? "NemotronMLP's squared ReLU" : "the gated MLP's SwiGLU") +
                "); another activation is not modelled");
   r.ignore("hidden_act");
+  if (f == Family::kPhi3) {  // Phi-3 / Phi-4: Llama's matrices, fused
+    r.note("/mlp", "Phi3MLP: gate_up_proj (fused gate and up), down_proj");
+    r.ignore("original_max_position_embeddings");  // LongRoPE's switch length: no GEMM
+  }
   if (f == Family::kNemotron) {
     m.mlp = MlpKind::kPlain;
     m.norm = NormKind::kLayer;

@@ -47,7 +47,8 @@ TEST_CASE("imported configs match their published parameter counts within 1 %") 
                         {"nemotron-3-ultra-550b-a55b", 550e9},
                         {"deepseek-v4-flash", 284e9},
                         {"granite-4.0-h-tiny", 6.94e9},
-                        {"granite-4.0-h-1b", 1.46e9}};
+                        {"granite-4.0-h-1b", 1.46e9},
+                        {"phi-4", 14.66e9}};
   for (const Case& c : cases) {
     INFO(c.file);
     const ModelSpec m = fixture(c.file).model;
@@ -304,6 +305,27 @@ TEST_CASE("Gemma 2 / Gemma 3 config.json: non-embedding parameters equal the rep
   };
   CHECK(origin("/vocab") == "vocab_size absent: 262208, the default of Gemma3TextConfig");
   CHECK(origin("/hidden") == "config.json:/text_config/hidden_size = 3840");
+}
+
+TEST_CASE("Phi-4 config.json (phi3): Llama's matrices, fused, and a window on every layer") {
+  // 40 layers of 5120: qkv_proj 5120 x (40 + 2 x 10) x 128, o_proj 5120^2, gate_up_proj
+  // 5120 x 2 x 17920, down_proj 17920 x 5120, 2 norms; untied 100352 x 5120 embedding and head;
+  // the final norm: 14,659,507,200 (the Hub's 14.66 B).
+  const ModelSpec m = fixture("phi-4").model;
+  const int64_t h = 5120;
+  const int64_t layer = h * 7680 + h * h + h * 2 * 17920 + 17920 * h + 2 * h;
+  CHECK(total_params(m) == 40 * layer + 2 * 100352 * h + h);
+  CHECK(total_params(m) == 14659507200);
+  CHECK(m.attention.sliding_window == 0);  // sliding_window null
+  // Phi-3-mini's window (2047 of 4096 positions) applies to every layer, as Phi3Attention's.
+  const ModelSpec w =
+      text(edited(edited(read_text_file(kHfConfigDir + "phi-4.json"), "\"sliding_window\": null",
+                         "\"sliding_window\": 2047"),
+                  "\"max_position_embeddings\": 16384", "\"max_position_embeddings\": 4096"))
+          .model;
+  CHECK(w.attention.sliding_window == 2047);
+  CHECK(w.attention.window_pattern == 1);
+  CHECK(w.attention.window_layers == 1);
 }
 
 TEST_CASE("bad Gemma config.json files name the key") {

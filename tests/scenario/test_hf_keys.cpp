@@ -210,6 +210,7 @@ TEST_CASE("generic and no-compute config.json keys at their defaults do not chan
                         "nemotron-3-super-120b-a12b",
                         "nemotron-3-ultra-550b-a55b",
                         "nemotron-h-8b",
+                        "phi-4",
                         "qwen2.5-7b",
                         "qwen3-235b-a22b",
                         "qwen3-30b-a3b",
