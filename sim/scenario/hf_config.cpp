@@ -4,6 +4,7 @@
 #include "scenario/hf_config.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -237,6 +238,21 @@ void read_window(HfReader& r, ModelSpec& m, Family f) {
 }  // namespace
 
 namespace hf_internal {
+
+void add_vision_encoder_note(ModelSpec& m, const std::string& encoder, const std::string& token,
+                             const std::string& detail, double flops) {
+  const double lm = 6 * static_cast<double>(active_params(m));
+  char tail[256];
+  std::snprintf(tail, sizeof tail,
+                "%.1f GFLOP of encoder matrices (%sforward + backward, its attention not "
+                "counted), %.0f %% of the language model's %.1f GFLOP (6 x active parameters)",
+                flops / 1e9, detail.c_str(), 100 * flops / lm, lm / 1e9);
+  m.unmodelled.push_back({"vision_encoder", "small",
+                          encoder +
+                              " not simulated: the step is the language model's on text "
+                              "tokens; each " +
+                              token + " would add about " + tail});
+}
 
 MoeSpec read_moe_fields(HfReader& r, const char* experts_key, const char* ffn_key) {
   MoeSpec s;

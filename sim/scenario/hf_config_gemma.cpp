@@ -22,12 +22,12 @@ constexpr GemmaDefaults kGemma3{
 
 int64_t int_or_default(HfReader& r, const char* key, int64_t dflt, int64_t lo, int64_t hi,
                        const std::string& field, const char* cls) {
-  if (r.present(key)) return r.integer(key, lo, hi, field);
-  r.ignore(key);  // null: the default
-  if (!field.empty())
+  const bool absent = !r.present(key);
+  const int64_t v = r.integer_or(key, dflt, lo, hi, field);
+  if (absent && !field.empty())
     r.note(field,
            std::string(key) + " absent: " + std::to_string(dflt) + ", the default of " + cls);
-  return dflt;
+  return v;
 }
 
 // Gemma 2: every other layer sliding (layer_idx % 2 == 0); Gemma 3: 5 of every 6
@@ -67,7 +67,7 @@ void read_gemma_window(HfReader& r, ModelSpec& m, bool gemma3, const GemmaDefaul
 void siglip_note(HfReader& v, ModelSpec& m, int64_t tokens_per_image) {
   // Absent keys: SiglipVisionConfig's defaults.
   const auto get = [&v](const char* key, int64_t dflt) {
-    return static_cast<double>(v.present(key) ? v.integer(key, 1, int64_t{1} << 24, "") : dflt);
+    return static_cast<double>(v.integer_or(key, dflt, 1, int64_t{1} << 24, ""));
   };
   const double h = get("hidden_size", 768);
   const double ffn = get("intermediate_size", 3072);
@@ -83,17 +83,13 @@ void siglip_note(HfReader& v, ModelSpec& m, int64_t tokens_per_image) {
   const double per_token = patches / static_cast<double>(tokens_per_image);
   const double flops =
       6 * (layers * block_matrices * per_token + h * static_cast<double>(m.hidden));
-  const double lm = 6 * static_cast<double>(active_params(m));
-  char note[512];
-  std::snprintf(note, sizeof note,
+  char encoder[160], detail[48];
+  std::snprintf(encoder, sizeof encoder,
                 "SigLIP vision encoder (vision_config: %.0f layers of width %.0f, %.3f B "
-                "parameters, and a %.1f M projector) not simulated: the step is the language "
-                "model's on text tokens; each image token would add about %.1f GFLOP of encoder "
-                "matrices (%.0f patches per token, forward + backward, its attention not "
-                "counted), %.0f %% of the language model's %.1f GFLOP (6 x active parameters)",
-                layers, h, params / 1e9, projector / 1e6, flops / 1e9, per_token, 100 * flops / lm,
-                lm / 1e9);
-  m.unmodelled.push_back({"vision_encoder", "small", note});
+                "parameters, and a %.1f M projector)",
+                layers, h, params / 1e9, projector / 1e6);
+  std::snprintf(detail, sizeof detail, "%.0f patches per token, ", per_token);
+  add_vision_encoder_note(m, encoder, "image token", detail, flops);
 }
 
 }  // namespace

@@ -21,6 +21,12 @@ void read_qwen3_5_wrapper(HfReader& r, ModelSpec& m);
 // keys (the SigLIP vision_config, mm_tokens_per_image, image token ids).
 void read_gemma(HfReader& r, ModelSpec& m, bool gemma3);
 void read_gemma3_wrapper(HfReader& r, ModelSpec& m);
+// The `unmodelled` entry of a multimodal checkpoint's vision encoder, which is not simulated
+// (hf_config.cpp): `encoder` says what it is, `token` what one language-model token of it
+// encodes, `detail` (empty or ending in ", ") what the FLOPs assume; `flops`: the encoder's
+// training FLOPs per such token, set against 6 x the model's active parameters.
+void add_vision_encoder_note(ModelSpec& m, const std::string& encoder, const std::string& token,
+                             const std::string& detail, double flops);
 // The layer_types list of sliding / full attention layers (hf_config.cpp).
 void read_layer_types(HfReader& r, ModelSpec& m, int window);
 void read_mla(HfReader& r, ModelSpec& m);

@@ -214,7 +214,7 @@ namespace {
 void vision_encoder_note(HfReader& v, ModelSpec& m) {
   // Absent keys: Qwen3_5VisionConfig's defaults.
   const auto get = [&v](const char* key, int64_t dflt) {
-    return static_cast<double>(v.present(key) ? v.integer(key, 0, int64_t{1} << 24, "") : dflt);
+    return static_cast<double>(v.integer_or(key, dflt, 0, int64_t{1} << 24, ""));
   };
   const double h = get("hidden_size", 1152);
   const double depth = get("depth", 27);
@@ -238,16 +238,11 @@ void vision_encoder_note(HfReader& v, ModelSpec& m) {
                         deepstack * (2 * hm + merger_matrices + hm + out);
   const double flops =
       6 * (depth * block_matrices * merge * merge + (1 + deepstack) * merger_matrices);
-  const double lm = 6 * static_cast<double>(active_params(m));
-  char note[512];
-  std::snprintf(note, sizeof note,
-                "vision encoder (vision_config: %.0f blocks of width %.0f, %.3f B parameters) "
-                "not simulated: the step is the language model's on text tokens; each image or "
-                "video token would add about %.1f GFLOP of encoder matrices (forward + backward, "
-                "its attention not counted), %.0f %% of the language model's %.1f GFLOP (6 x "
-                "active parameters)",
-                depth, h, params / 1e9, flops / 1e9, 100 * flops / lm, lm / 1e9);
-  m.unmodelled.push_back({"vision_encoder", "small", note});
+  char encoder[128];
+  std::snprintf(encoder, sizeof encoder,
+                "vision encoder (vision_config: %.0f blocks of width %.0f, %.3f B parameters)",
+                depth, h, params / 1e9);
+  add_vision_encoder_note(m, encoder, "image or video token", "", flops);
 }
 
 }  // namespace

@@ -150,6 +150,13 @@ int64_t HfReader::integer(const std::string& key, int64_t lo, int64_t hi,
   return x;
 }
 
+int64_t HfReader::integer_or(const std::string& key, int64_t dflt, int64_t lo, int64_t hi,
+                             const std::string& field) {
+  if (present(key)) return integer(key, lo, hi, field);
+  ignore(key);  // null: the default
+  return dflt;
+}
+
 bool HfReader::boolean_or(const std::string& key, bool dflt, const std::string& field) {
   use(key);
   if (!present(key)) return dflt;

@@ -32,6 +32,9 @@ class HfReader {
   bool is_string(const std::string& key) const;
   // Required integer in [lo, hi]; `field` ("/attention/heads", "" = none) records its origin.
   int64_t integer(const std::string& key, int64_t lo, int64_t hi, const std::string& field);
+  // The integer at `key` as integer() reads it, or `dflt` when the key is absent or null.
+  int64_t integer_or(const std::string& key, int64_t dflt, int64_t lo, int64_t hi,
+                     const std::string& field);
   bool boolean_or(const std::string& key, bool dflt, const std::string& field);
   // Required number (integer or not) in [lo, hi].
   double number(const std::string& key, double lo, double hi);
