@@ -1,6 +1,6 @@
 // Readers shared by the Hugging Face config.json importer's files (hf_config.cpp,
-// hf_config_attention.cpp, hf_config_hybrid.cpp, hf_config_qwen_next.cpp, hf_config_v4.cpp,
-// hf_config_gpt2.cpp); internal to sim/scenario.
+// hf_config_attention.cpp, hf_config_moe.cpp, hf_config_hybrid.cpp, hf_config_qwen_next.cpp,
+// hf_config_v4.cpp, hf_config_gpt2.cpp); internal to sim/scenario.
 #pragma once
 
 #include "scenario/hf_reader.h"
@@ -9,7 +9,13 @@
 namespace fleetsim::hf_internal {
 
 void read_gqa(HfReader& r, ModelSpec& m);  // hf_config_attention.cpp, as read_mla, read_indexer
+// hf_config_moe.cpp: the expert count (`experts_key`), num_experts_per_tok and the expert width
+// (`ffn_key`); Qwen's MoE layers (`shared`: qwen2_moe's shared expert); DeepSeek's; GLM-4.5's
+// additions to DeepSeek's.
 MoeSpec read_moe_fields(HfReader& r, const char* experts_key, const char* ffn_key);
+void read_qwen_moe(HfReader& r, ModelSpec& m, bool shared);
+void read_deepseek_moe(HfReader& r, ModelSpec& m);
+void read_glm4_moe(HfReader& r, ModelSpec& m);
 void read_nemotron_h(HfReader& r, ModelSpec& m);
 void read_qwen3_next(HfReader& r, ModelSpec& m);  // hf_config_qwen_next.cpp
 // Qwen3.5's language model (`r`: its text_config, or the file of a text-only class); `moe`:

@@ -1,0 +1,117 @@
+// Hugging Face config.json MoE readers shared by the importer's families (see hf_config.h):
+// the expert count / top-k / expert width, Qwen's MoE layer rule, DeepSeek's MoE layer (shared
+// experts, dense prefix, MTP) and GLM-4.5's variant of it.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "scenario/hf_config_internal.h"
+
+namespace fleetsim::hf_internal {
+
+MoeSpec read_moe_fields(HfReader& r, const char* experts_key, const char* ffn_key) {
+  MoeSpec s;
+  s.experts = static_cast<int>(r.integer(experts_key, 1, 1 << 16, "/moe/experts"));
+  s.top_k = static_cast<int>(r.integer("num_experts_per_tok", 1, s.experts, "/moe/top_k"));
+  s.expert_ffn = r.integer(ffn_key, 1, int64_t{1} << 24, "/moe/expert_ffn");
+  return s;
+}
+
+// Qwen's MoE layer rule: layer i is MoE unless in mlp_only_layers, when (i + 1) % step == 0.
+void read_qwen_moe(HfReader& r, ModelSpec& m, bool shared) {
+  // transformers 5's Qwen3MoeConfig maps num_experts to num_local_experts (attribute_map), so a
+  // config it saves names the count num_local_experts; both present must agree.
+  const bool local = !r.present("num_experts") && r.present("num_local_experts");
+  m.moe = read_moe_fields(r, local ? "num_local_experts" : "num_experts", "moe_intermediate_size");
+  if (!local && r.present("num_local_experts") &&
+      r.integer("num_local_experts", 1, 1 << 16, "") != m.moe.experts)
+    r.fail("/num_local_experts", "disagrees with num_experts");
+  m.ffn = r.integer("intermediate_size", 1, int64_t{1} << 24, "/ffn");
+  m.moe.layer_freq =
+      static_cast<int>(r.present("decoder_sparse_step")
+                           ? r.integer("decoder_sparse_step", 1, m.layers, "/moe/layer_freq")
+                           : 1);
+  std::vector<int64_t> dense;
+  if (r.present("mlp_only_layers")) dense = r.int_list("mlp_only_layers", 0, m.layers - 1);
+  for (size_t i = 0; i < dense.size(); ++i) {
+    if (dense[i] != static_cast<int64_t>(i) || m.moe.layer_freq != 1)
+      r.fail("/mlp_only_layers",
+             "only a prefix 0, 1, ..., k-1 of dense layers (with "
+             "decoder_sparse_step 1) can be expressed");
+  }
+  m.moe.first_k_dense = static_cast<int>(dense.size());
+  r.note("/moe/first_k_dense", "length of mlp_only_layers");
+  if (shared) {
+    m.moe.shared_expert_ffn =
+        r.integer("shared_expert_intermediate_size", 0, int64_t{1} << 24, "/moe/shared_expert_ffn");
+    m.moe.shared_experts = m.moe.shared_expert_ffn > 0 ? 1 : 0;
+    r.note("/moe/shared_experts", "one shared expert when shared_expert_intermediate_size > 0");
+    m.unmodelled.push_back({"shared_expert_gate", "small",
+                            "sigmoid gate of the shared expert: one hidden x 1 matrix per layer"});
+  }
+}
+
+void read_deepseek_moe(HfReader& r, ModelSpec& m) {
+  m.moe = read_moe_fields(r, "n_routed_experts", "moe_intermediate_size");
+  // DeepseekV32Config (transformers 5) also writes num_experts, the same count.
+  if (r.present("num_experts") && r.integer("num_experts", 1, 1 << 16, "") != m.moe.experts)
+    r.fail("/num_experts", "must equal n_routed_experts (" + std::to_string(m.moe.experts) + ")");
+  m.ffn = r.integer("intermediate_size", 1, int64_t{1} << 24, "/ffn");
+  m.moe.shared_experts = static_cast<int>(
+      r.present("n_shared_experts") ? r.integer("n_shared_experts", 0, 64, "/moe/shared_experts")
+                                    : 0);
+  m.moe.shared_expert_ffn = m.moe.shared_experts > 0 ? m.moe.expert_ffn : 0;
+  r.note("/moe/shared_expert_ffn", "each shared expert is moe_intermediate_size wide");
+  m.moe.first_k_dense = static_cast<int>(
+      r.present("first_k_dense_replace")
+          ? r.integer("first_k_dense_replace", 0, m.layers - 1, "/moe/first_k_dense")
+          : 0);
+  // transformers 5's per-layer list (DeepseekV32Config, ...): "dense" for the first
+  // first_k_dense_replace layers, then "sparse" (MoE), as its __post_init__ writes it.
+  if (r.present("mlp_layer_types")) {
+    const std::vector<std::string> t = r.string_list("mlp_layer_types");
+    std::vector<std::string> want(static_cast<size_t>(m.layers), "sparse");
+    std::fill_n(want.begin(), m.moe.first_k_dense, "dense");
+    if (t != want)
+      r.fail("/mlp_layer_types",
+             "expected " + std::to_string(m.moe.first_k_dense) + " 'dense' then 'sparse' (" +
+                 std::to_string(m.layers) +
+                 " entries, from first_k_dense_replace): other dense / MoE layer patterns are "
+                 "not modelled for this family");
+  }
+  r.ignore("mlp_layer_types");  // null: derived from first_k_dense_replace
+  if (r.present("moe_layer_freq") && r.integer("moe_layer_freq", 1, m.layers, "") != 1) {
+    r.fail("/moe_layer_freq",
+           "DeepSeek's every-k-th-layer rule (layer_idx % moe_layer_freq) "
+           "is only expressible for 1");
+  }
+  m.mtp_layers = static_cast<int>(r.present("num_nextn_predict_layers")
+                                      ? r.integer("num_nextn_predict_layers", 0, 16, "/mtp_layers")
+                                      : 0);
+  m.unmodelled.push_back({"router_scoring", "none",
+                          "DeepSeek routing (scoring_func, topk_method, n_group, topk_group, "
+                          "routed_scaling_factor): routing statistics are modelled in moe/"});
+}
+
+// GLM-4.5 (modeling_glm4_moe.py): GQA with DeepSeek's MoE layer (first_k_dense_replace dense
+// layers, shared experts of moe_intermediate_size, sigmoid routing with a correction bias, MTP
+// layers) and optional q_norm / k_norm.
+void read_glm4_moe(HfReader& r, ModelSpec& m) {
+  read_deepseek_moe(r, m);
+  // transformers 5's Glm4MoeConfig: num_mtp_layers (attribute_map alias of
+  // num_nextn_predict_layers).
+  if (r.present("num_mtp_layers")) {
+    const int n = static_cast<int>(r.integer("num_mtp_layers", 0, 16, "/mtp_layers"));
+    if (r.present("num_nextn_predict_layers") && n != m.mtp_layers)
+      r.fail("/num_mtp_layers", "disagrees with num_nextn_predict_layers");
+    m.mtp_layers = n;
+  }
+  // Early Glm4MoeConfig (Qwen's MoE keys): decoder_sparse_step, every layer after the dense
+  // prefix MoE at 1.
+  if (r.present("decoder_sparse_step") && r.integer("decoder_sparse_step", 1, m.layers, "") != 1)
+    r.fail("/decoder_sparse_step",
+           "an MoE layer every k-th layer is not modelled for glm4_moe (only 1: "
+           "first_k_dense_replace dense layers, then every layer MoE)");
+}
+
+}  // namespace fleetsim::hf_internal
