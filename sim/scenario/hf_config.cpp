@@ -44,7 +44,8 @@ enum class Family {
   kQwen35Moe,
   kGemma2,
   kGemma3,
-  kPhi3
+  kPhi3,
+  kLlama4
 };
 
 const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
@@ -74,17 +75,16 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"gemma2", Family::kGemma2},
                                                  {"gemma3", Family::kGemma3},
                                                  {"gemma3_text", Family::kGemma3},
-                                                 {"phi3", Family::kPhi3}};
+                                                 {"phi3", Family::kPhi3},
+                                                 {"llama4", Family::kLlama4},
+                                                 {"llama4_text", Family::kLlama4}};
 
 // model_types that name a published architecture fleetsim recognises but does not model yet.
 const std::map<std::string, std::string> kNotModelled = {
     {"mamba2", "pure Mamba-2 models (MambaConfig layout) are not mapped; nemotron_h is"},
     {"jamba",
      "Jamba (Mamba + attention + MoE layers): its Mamba-1 selective-scan layers are not "
-     "modelled (Mamba-2 is, for nemotron_h)"},
-    {"llama4",
-     "Llama 4's nested text_config / vision tower is not read by the importer; use the zoo's "
-     "llama4-scout or llama4-maverick"}};
+     "modelled (Mamba-2 is, for nemotron_h)"}};
 
 std::string family_class(const std::string& model_type) {
   static const std::map<std::string, std::string> names = {
@@ -115,7 +115,9 @@ std::string family_class(const std::string& model_type) {
       {"gemma2", "Gemma2Config"},
       {"gemma3", "Gemma3Config"},
       {"gemma3_text", "Gemma3TextConfig"},
-      {"phi3", "Phi3Config"}};
+      {"phi3", "Phi3Config"},
+      {"llama4", "Llama4Config"},
+      {"llama4_text", "Llama4TextConfig"}};
   return names.at(model_type);
 }
 
@@ -149,30 +151,39 @@ void hf_internal::read_layer_types(HfReader& r, ModelSpec& m, int window) {
       r.fail(ptr + "/" + std::to_string(i),
              "expected 'full_attention' or 'sliding_attention', got '" + types[i] + "'");
   }
-  const auto windowed = [&](int i) { return types[i] == "sliding_attention"; };
-  if (std::none_of(types.begin(), types.end(),
-                   [](const std::string& t) { return t == "sliding_attention"; }))
-    return;
+  std::vector<bool> windowed(types.size());
+  for (size_t i = 0; i < types.size(); ++i)
+    windowed[i] = types[i] == "sliding_attention";
+  if (std::none_of(windowed.begin(), windowed.end(), [](bool w) { return w; })) return;
   if (window <= 0) r.fail("/sliding_window", "layer_types has sliding layers: expected a window");
-  for (int p = 1; p <= m.layers; ++p) {
+  int p = 0, w = 0;
+  if (!periodic_prefix(windowed, p, w))
+    r.fail(ptr,
+           "the sliding / full pattern is not periodic with the sliding layers first in "
+           "each period; fleetsim cannot express it");
+  m.attention.sliding_window = window;
+  m.attention.window_kind = WindowKind::kSliding;
+  m.attention.window_pattern = p;
+  m.attention.window_layers = w;
+  r.note("/attention/window_pattern", "periodic layer_types: " + std::to_string(w) +
+                                          " sliding of every " + std::to_string(p) + " layers");
+}
+
+bool hf_internal::periodic_prefix(const std::vector<bool>& on, int& period, int& count) {
+  const int n = static_cast<int>(on.size());
+  for (int p = 1; p <= n; ++p) {
     int w = 0;
-    while (w < p && windowed(w))
+    while (w < p && on[w])
       ++w;
     bool ok = w > 0;
-    for (int i = 0; ok && i < m.layers; ++i)
-      ok = windowed(i) == (i % p < w);
+    for (int i = 0; ok && i < n; ++i)
+      ok = on[i] == (i % p < w);
     if (!ok) continue;
-    m.attention.sliding_window = window;
-    m.attention.window_kind = WindowKind::kSliding;
-    m.attention.window_pattern = p;
-    m.attention.window_layers = w;
-    r.note("/attention/window_pattern", "periodic layer_types: " + std::to_string(w) +
-                                            " sliding of every " + std::to_string(p) + " layers");
-    return;
+    period = p;
+    count = w;
+    return true;
   }
-  r.fail(ptr,
-         "the sliding / full pattern is not periodic with the sliding layers first in "
-         "each period; fleetsim cannot express it");
+  return false;
 }
 
 namespace {
@@ -365,6 +376,8 @@ void read_decoder(HfReader& b, ModelSpec& m, Family f, const std::string& model_
     read_gpt2(b, m);
   } else if (f == Family::kGemma2 || f == Family::kGemma3) {
     read_gemma(b, m, f == Family::kGemma3);
+  } else if (f == Family::kLlama4) {
+    read_llama4(b, m);
   } else {
     // Nemotron 3 checkpoints may leave num_hidden_layers null and list layers_block_type.
     const bool layers_from_blocks = f == Family::kNemotronH && !b.present("num_hidden_layers") &&
@@ -437,17 +450,19 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
   m.file = file;
   m.sources = {file + " (Hugging Face config.json, model_type " + imp.model_type + ")"};
   m.source = m.sources.front();
-  // Multimodal checkpoints (Qwen3.5, Gemma 3) keep the language model's keys in text_config;
-  // their text-only classes, at the top level.
+  // Multimodal checkpoints (Qwen3.5, Gemma 3, Llama 4) keep the language model's keys in
+  // text_config; their text-only classes, at the top level.
   const bool qwen3_5 = f == Family::kQwen35 || f == Family::kQwen35Moe;
   std::optional<HfReader> text;
-  if ((qwen3_5 && r.present("text_config")) || imp.model_type == "gemma3")
+  if ((qwen3_5 && r.present("text_config")) || imp.model_type == "gemma3" ||
+      imp.model_type == "llama4")
     text.emplace(r.child("text_config"));
   HfReader& b = text ? *text : r;
   read_decoder(b, m, f, imp.model_type);
   if (text) {
     const bool text_ties = b.present("tie_word_embeddings");
     b.finish(f == Family::kGemma3      ? "Gemma3TextConfig"
+             : f == Family::kLlama4    ? "Llama4TextConfig"
              : f == Family::kQwen35Moe ? "Qwen3_5MoeTextConfig"
                                        : "Qwen3_5TextConfig");
     r.adopt(b);
@@ -455,6 +470,7 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
   }
   if (qwen3_5) read_qwen3_5_wrapper(r, m);
   if (imp.model_type == "gemma3") read_gemma3_wrapper(r, m);
+  if (imp.model_type == "llama4") read_llama4_wrapper(r, m);
   if (imp.model_type == "deepseek_v32" && m.attention.sparse_topk == 0)
     r.fail("/index_topk",
            "missing: DeepseekV32Config needs index_topk, index_n_heads and "

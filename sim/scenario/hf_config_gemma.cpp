@@ -20,16 +20,6 @@ constexpr GemmaDefaults kGemma2{"Gemma2Config", 256000, 2304, 9216, 26, 8, 4, 25
 constexpr GemmaDefaults kGemma3{
     "Gemma3TextConfig", 262208, 2304, 9216, 26, 8, 4, 256, 131072, 4096};
 
-int64_t int_or_default(HfReader& r, const char* key, int64_t dflt, int64_t lo, int64_t hi,
-                       const std::string& field, const char* cls) {
-  const bool absent = !r.present(key);
-  const int64_t v = r.integer_or(key, dflt, lo, hi, field);
-  if (absent && !field.empty())
-    r.note(field,
-           std::string(key) + " absent: " + std::to_string(dflt) + ", the default of " + cls);
-  return v;
-}
-
 // Gemma 2: every other layer sliding (layer_idx % 2 == 0); Gemma 3: 5 of every 6
 // (sliding_window_pattern, layer i full when (i + 1) % pattern == 0). A layer_types list, when
 // present, says it per layer.
@@ -93,6 +83,16 @@ void siglip_note(HfReader& v, ModelSpec& m, int64_t tokens_per_image) {
 }
 
 }  // namespace
+
+int64_t int_or_default(HfReader& r, const char* key, int64_t dflt, int64_t lo, int64_t hi,
+                       const std::string& field, const char* cls) {
+  const bool absent = !r.present(key);
+  const int64_t v = r.integer_or(key, dflt, lo, hi, field);
+  if (absent && !field.empty())
+    r.note(field,
+           std::string(key) + " absent: " + std::to_string(dflt) + ", the default of " + cls);
+  return v;
+}
 
 void read_gemma3_wrapper(HfReader& r, ModelSpec& m) {
   for (const char* k : {"boi_token_index", "eoi_token_index", "image_token_index", "boi_token_id",

@@ -3,6 +3,9 @@
 // hf_config_v4.cpp, hf_config_gpt2.cpp); internal to sim/scenario.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "scenario/hf_reader.h"
 #include "workload/model.h"
 
@@ -35,6 +38,13 @@ void add_vision_encoder_note(ModelSpec& m, const std::string& encoder, const std
                              const std::string& detail, double flops);
 // The layer_types list of sliding / full attention layers (hf_config.cpp).
 void read_layer_types(HfReader& r, ModelSpec& m, int window);
+// Whether the per-layer flags `on` repeat with a period whose first `count` layers are on and
+// the rest off (fleetsim's window_pattern / window_layers); the shortest such period.
+bool periodic_prefix(const std::vector<bool>& on, int& period, int& count);
+// An integer key with a config-class default: `dflt` when absent or null, with an origin note
+// naming `cls` (hf_config_gemma.cpp).
+int64_t int_or_default(HfReader& r, const char* key, int64_t dflt, int64_t lo, int64_t hi,
+                       const std::string& field, const char* cls);
 void read_mla(HfReader& r, ModelSpec& m);
 // The lightning indexer of DeepSeek sparse attention (V3.2's DSA, V4's CSA layers): index_topk,
 // index_n_heads, index_head_dim, each required.
@@ -43,5 +53,10 @@ void read_kimi_linear(HfReader& r, ModelSpec& m);
 void read_deepseek_v4(HfReader& r, ModelSpec& m);  // hf_config_v4.cpp
 void read_gpt2(HfReader& r, ModelSpec& m);         // hf_config_gpt2.cpp
 void read_granite_moe_hybrid(HfReader& r, ModelSpec& m);
+// Llama 4's language model (hf_config_llama4.cpp; `r`: llama4's text_config, or a llama4_text
+// file), absent keys at Llama4TextConfig's defaults; then a llama4 checkpoint's other keys (the
+// vision_config, the image token ids).
+void read_llama4(HfReader& r, ModelSpec& m);
+void read_llama4_wrapper(HfReader& r, ModelSpec& m);
 
 }  // namespace fleetsim::hf_internal

@@ -118,6 +118,10 @@ bool HfReader::is_string(const std::string& key) const {
   return present(key) && j_.at(key).is_string();
 }
 
+bool HfReader::is_number(const std::string& key) const {
+  return present(key) && j_.at(key).is_number();
+}
+
 std::string HfReader::str(const std::string& key) {
   const json& v = required(key);
   if (!v.is_string()) fail("/" + key, std::string("expected a string, got ") + type_name(v));

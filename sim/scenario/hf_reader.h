@@ -30,6 +30,8 @@ class HfReader {
   std::string str(const std::string& key);
   // Present with a string value (a key that may hold a number or a word, as "auto").
   bool is_string(const std::string& key) const;
+  // Present with a numeric value (a switch some releases wrote as a number, as 4 for true).
+  bool is_number(const std::string& key) const;
   // Required integer in [lo, hi]; `field` ("/attention/heads", "" = none) records its origin.
   int64_t integer(const std::string& key, int64_t lo, int64_t hi, const std::string& field);
   // The integer at `key` as integer() reads it, or `dflt` when the key is absent or null.

@@ -175,6 +175,12 @@ if grep -qF "vision_encoder not modelled (impact small)" "$tmp/hfqwen35/report.j
 # runs with its 5-of-6 sliding layers and sandwich norms.
 hf_scenario "$tmp/hf-gemma3.json" tests/scenario/hf_configs/gemma-3-12b.json 1
 check run-hf-gemma3 0 "$bin" run "$tmp/hf-gemma3.json" --out "$tmp/hfgemma3"
+# Llama 4 Scout (Llama4ForConditionalGeneration: the language model in text_config, chunked
+# attention on its RoPE layers, a vision encoder not simulated): a step runs, and says so.
+hf_scenario "$tmp/hf-llama4.json" tests/scenario/hf_configs/llama4-scout.json 8
+check run-hf-llama4 0 "$bin" run "$tmp/hf-llama4.json" --out "$tmp/hfllama4"
+if grep -qF "vision_encoder not modelled (impact small)" "$tmp/hfllama4/report.json"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL run-hf-llama4: no vision_encoder source"; fi
+hf_bad llama4-moe-layers "$(sed '0,/^      1,$/s//      5,/' tests/scenario/hf_configs/llama4-scout.json)" "/text_config/moe_layers: only every k-th layer MoE"
 hf_bad qwen35-nested "$(sed 's/"linear_num_key_heads": 16/"linear_num_key_heads": 0/' tests/scenario/hf_configs/qwen3.5-35b-a3b.json)" "/text_config/linear_num_key_heads: expected an integer in [1, 65536], got 0"
 hf_bad granite-layer-type "$(sed '0,/"attention",/s//"mlp",/' tests/scenario/hf_configs/granite-4.0-h-tiny.json)" "/layer_types/5: expected 'mamba' or 'attention', got 'mlp'"
 hf_bad hybrid-pattern '{"model_type": "nemotron_h", "num_hidden_layers": 2, "hidden_size": 64, "vocab_size": 100, "max_position_embeddings": 64, "hybrid_override_pattern": "MX"}' "/hybrid_override_pattern: character 1 'X' is not a block kind"
