@@ -45,7 +45,8 @@ enum class Family {
   kGemma2,
   kGemma3,
   kPhi3,
-  kLlama4
+  kLlama4,
+  kBamba
 };
 
 const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
@@ -77,7 +78,8 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"gemma3_text", Family::kGemma3},
                                                  {"phi3", Family::kPhi3},
                                                  {"llama4", Family::kLlama4},
-                                                 {"llama4_text", Family::kLlama4}};
+                                                 {"llama4_text", Family::kLlama4},
+                                                 {"bamba", Family::kBamba}};
 
 // model_types that name a published architecture fleetsim recognises but does not model yet.
 const std::map<std::string, std::string> kNotModelled = {
@@ -117,7 +119,8 @@ std::string family_class(const std::string& model_type) {
       {"gemma3_text", "Gemma3TextConfig"},
       {"phi3", "Phi3Config"},
       {"llama4", "Llama4Config"},
-      {"llama4_text", "Llama4TextConfig"}};
+      {"llama4_text", "Llama4TextConfig"},
+      {"bamba", "BambaConfig"}};
   return names.at(model_type);
 }
 
@@ -406,6 +409,8 @@ void read_decoder(HfReader& b, ModelSpec& m, Family f, const std::string& model_
       read_qwen3_5(b, m, f == Family::kQwen35Moe);
     } else if (f == Family::kGraniteMoeHybrid) {
       read_granite_moe_hybrid(b, m);
+    } else if (f == Family::kBamba) {
+      read_bamba(b, m);
     } else {
       read_llama_like(b, m, f);
     }

@@ -289,7 +289,7 @@ std::vector<std::string> granite_layer_types(HfReader& r, int layers, std::strin
 // Granite's Mamba-2 mixer (transformers BambaMixer): mamba_n_heads of mamba_d_head ("auto":
 // mamba_expand x hidden / heads; the product must equal mamba_expand x hidden, as
 // GraniteMoeHybridConfig requires), the config class's defaults where a key is absent.
-void read_granite_mamba(HfReader& r, ModelSpec& m) {
+void read_granite_mamba(HfReader& r, ModelSpec& m, const char* cls) {
   if (r.boolean_or("mamba_proj_bias", false, ""))
     r.fail("/mamba_proj_bias", "in_proj / out_proj biases are not modelled");
   if (!r.boolean_or("mamba_conv_bias", true, ""))
@@ -311,7 +311,7 @@ void read_granite_mamba(HfReader& r, ModelSpec& m) {
   }
   if (int64_t{s.heads} * s.head_dim != width)
     r.fail("/mamba_d_head", "mamba_n_heads x mamba_d_head must equal mamba_expand x hidden_size (" +
-                                std::to_string(width) + "), as GraniteMoeHybridConfig requires");
+                                std::to_string(width) + "), as " + cls + " requires");
   s.state = static_cast<int>(r.integer("mamba_d_state", 1, 4096, "/mamba/state"));
   s.groups = static_cast<int>(
       r.present("mamba_n_groups") ? r.integer("mamba_n_groups", 1, s.heads, "/mamba/groups") : 1);
@@ -360,7 +360,7 @@ void read_granite_moe_hybrid(HfReader& r, ModelSpec& m) {
   r.note("/mlp",
          "GraniteMoeSharedMLP / ParallelExperts: input_linear h -> 2 x width (SwiGLU), "
          "output_linear");
-  read_granite_mamba(r, m);
+  read_granite_mamba(r, m, "GraniteMoeHybridConfig");
   const int64_t experts = r.integer("num_local_experts", 0, 1 << 16, "");
   const int64_t shared = r.integer("shared_intermediate_size", 1, int64_t{1} << 24,
                                    experts > 0 ? "/moe/shared_expert_ffn" : "/ffn");
@@ -392,6 +392,51 @@ void read_granite_moe_hybrid(HfReader& r, ModelSpec& m) {
   // muP-style scalar multipliers: no parameters, no GEMM.
   for (const char* k : {"embedding_multiplier", "logits_scaling", "residual_multiplier",
                         "attention_multiplier", "init_method"})
+    r.ignore(k);
+}
+
+// IBM Bamba (model_type bamba; transformers modeling_bamba.py), Granite 4.0-H's dense
+// predecessor: each decoder layer is a token mixer -- the Mamba-2 BambaMixer, or, at the layers
+// attn_layer_indices lists, GQA attention with RoPE on part of each head -- after
+// input_layernorm, then a SwiGLU MLP of intermediate_size after pre_ff_layernorm. Written as two
+// blocks per layer (M or *, then -), each with its own RMSNorm.
+void read_bamba(HfReader& r, ModelSpec& m) {
+  const int layers = m.layers;
+  std::vector<bool> attention(static_cast<size_t>(layers));
+  std::string origin = "attn_layer_indices absent: every layer Mamba-2 (BambaConfig)";
+  if (r.present("attn_layer_indices")) {
+    for (const int64_t i : r.int_list("attn_layer_indices", 0, layers - 1))
+      attention[static_cast<size_t>(i)] = true;
+    origin = "config.json:/attn_layer_indices";
+  } else {
+    r.ignore("attn_layer_indices");
+  }
+  read_gqa(r, m);
+  for (const char* k : {"attention_bias", "mlp_bias"})
+    if (r.boolean_or(k, false, ""))
+      r.fail(std::string("/") + k, "biases are not modelled for bamba (BambaConfig sets false)");
+  if (r.present("hidden_act") && r.str("hidden_act") != "silu")
+    r.fail("/hidden_act", "expected 'silu' (BambaMLP's SwiGLU)");
+  m.mlp = MlpKind::kGated;
+  r.note("/mlp", "BambaMLP: gate_proj, up_proj, down_proj");
+  r.note("/norm", "RMSNorm: input_layernorm before the mixer, pre_ff_layernorm before the MLP");
+  m.ffn = r.integer("intermediate_size", 1, int64_t{1} << 24, "/ffn");
+  read_granite_mamba(r, m, "BambaConfig");
+  m.blocks.clear();
+  for (int i = 0; i < layers; ++i) {
+    m.blocks.push_back(attention[static_cast<size_t>(i)] ? BlockKind::kAttention
+                                                         : BlockKind::kMamba);
+    m.blocks.push_back(BlockKind::kMlp);
+  }
+  m.layers = 2 * layers;
+  r.note("/layers", "2 x num_hidden_layers: each layer is a mixer block and an MLP block");
+  r.note("/blocks", origin + ": attention mixers there, Mamba-2 elsewhere; an MLP after each");
+  m.unmodelled.push_back({"position_encoding", "none",
+                          "RoPE on part of each attention head (partial_rotary_factor 0.5 in "
+                          "BambaConfig): no GEMM"});
+  // Training-time scalars and inference switches: no parameters, no GEMM.
+  for (const char* k : {"num_logits_to_keep", "time_step_min", "time_step_max", "time_step_limit",
+                        "z_loss_coefficient", "use_mamba_kernels", "attn_rotary_emb"})
     r.ignore(k);
 }
 

@@ -53,6 +53,7 @@ void read_kimi_linear(HfReader& r, ModelSpec& m);
 void read_deepseek_v4(HfReader& r, ModelSpec& m);  // hf_config_v4.cpp
 void read_gpt2(HfReader& r, ModelSpec& m);         // hf_config_gpt2.cpp
 void read_granite_moe_hybrid(HfReader& r, ModelSpec& m);
+void read_bamba(HfReader& r, ModelSpec& m);  // hf_config_hybrid.cpp, as read_granite_moe_hybrid
 // Llama 4's language model (hf_config_llama4.cpp; `r`: llama4's text_config, or a llama4_text
 // file), absent keys at Llama4TextConfig's defaults; then a llama4 checkpoint's other keys (the
 // vision_config, the image token ids).

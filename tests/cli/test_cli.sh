@@ -166,6 +166,10 @@ if grep -qF "hf-v4.json:/workload/model: the step model of DeepSeek-V4" "$tmp/er
 # Granite 4.0-H (Mamba-2 / attention mixers, each layer's MoE with a shared MLP): a step runs.
 hf_scenario "$tmp/hf-granite.json" tests/scenario/hf_configs/granite-4.0-h-tiny.json 8
 check run-hf-granite 0 "$bin" run "$tmp/hf-granite.json" --out "$tmp/hfgranite"
+# Bamba-9B (attention at attn_layer_indices, Mamba-2 elsewhere, an MLP on every layer): a step
+# runs; TP 2 would split its one B/C group, refused naming the field.
+hf_scenario "$tmp/hf-bamba.json" tests/scenario/hf_configs/bamba-9b.json 1
+check run-hf-bamba 0 "$bin" run "$tmp/hf-bamba.json" --out "$tmp/hfbamba"
 # Qwen3.5 (the language model of a Qwen3_5MoeForConditionalGeneration config.json, nested in
 # text_config): a step runs; a bad nested key is named with its full pointer.
 hf_scenario "$tmp/hf-qwen35.json" tests/scenario/hf_configs/qwen3.5-35b-a3b.json 8

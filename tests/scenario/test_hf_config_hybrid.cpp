@@ -526,3 +526,49 @@ TEST_CASE("bad Qwen3.5 config.json files name the key") {
   CHECK(std::none_of(lm.unmodelled.begin(), lm.unmodelled.end(),
                      [](const UnmodelledFeature& u) { return u.feature == "vision_encoder"; }));
 }
+
+// Bamba-9B (bamba): Granite 4.0-H's Mamba-2 mixer with a SwiGLU MLP on every layer and attention
+// at the layers attn_layer_indices lists. By hand (modeling_bamba.py): untied 128256 x 4096
+// embedding and head, 1,050,673,152, + final norm 4,096; per layer two norms 8,192 and the MLP
+// 3 x 4096 x 14336 = 176,160,768; a Mamba mixer in_proj 4096 x (2 x 8192 + 2 x 128 + 128) =
+// 68,681,728, conv (8192 + 256) x 4 + bias 8,448 = 42,240, A_log, D, dt_bias 384, gated norm
+// 8,192, out_proj 8192 x 4096 = 33,554,432 (102,286,976); an attention mixer q and o 4096^2, k
+// and v 4096 x 1024 (41,943,040). 29 Mamba and 3 attention layers: 9,780,235,392. IBM's blog
+// (huggingface/blog bamba.md, "Model architecture"): 8.8B non-embedding parameters, "1B in
+// embeddings"; the checkpoint is named Bamba-9.8b (BambaConfig's docstring).
+TEST_CASE("Bamba config.json: attention layers by index, Mamba-2 and MLP blocks, hand counts") {
+  const ModelSpec m = fixture("bamba-9b").model;
+  CHECK(m.layers == 64);
+  CHECK(std::count(m.blocks.begin(), m.blocks.end(), BlockKind::kAttention) == 3);
+  CHECK(std::count(m.blocks.begin(), m.blocks.end(), BlockKind::kMamba) == 29);
+  CHECK(std::count(m.blocks.begin(), m.blocks.end(), BlockKind::kMlp) == 32);
+  CHECK(m.blocks[18] == BlockKind::kAttention);  // layer 9
+  CHECK(m.blocks[19] == BlockKind::kMlp);
+  CHECK(m.mamba.heads == 128);
+  CHECK(m.mamba.head_dim == 64);
+  CHECK(m.mamba.state == 128);
+  CHECK(m.ffn == 14336);
+  const int64_t h = 4096, mlp = 3 * h * 14336 + 2 * h;
+  const int64_t mamba =
+      h * (2 * 8192 + 2 * 128 + 128) + 8448 * 4 + 8448 + 3 * 128 + 8192 + 8192 * h;
+  const int64_t attention = 2 * h * h + 2 * h * 1024;
+  const int64_t embeddings = 2 * 128256 * h;
+  CHECK(total_params(m) == 29 * (mamba + mlp) + 3 * (attention + mlp) + embeddings + h);
+  CHECK(total_params(m) == 9'780'235'392);
+  CHECK(static_cast<double>(total_params(m)) == Approx(9.8e9).epsilon(0.01));
+  CHECK(static_cast<double>(total_params(m) - embedding_params(m) - output_params(m)) ==
+        Approx(8.8e9).epsilon(0.01));
+  // No attn_layer_indices: every layer Mamba-2 (BambaConfig's layers_block_type).
+  const std::string good = read_text_file(kHfConfigDir + "bamba-9b.json");
+  const ModelSpec pure =
+      text(edited(good, "\"attn_layer_indices\": [\n    9,\n    18,\n    27\n  ],", "")).model;
+  CHECK(std::count(pure.blocks.begin(), pure.blocks.end(), BlockKind::kMamba) == 32);
+  CHECK_THROWS_WITH(
+      text(edited(good, "    27\n", "    32\n")),
+      Catch::Contains("c.json:/attn_layer_indices/2: expected an integer in [0, 31], got 32"));
+  CHECK_THROWS_WITH(text(edited(good, "\"mlp_bias\": false", "\"mlp_bias\": true")),
+                    Catch::Contains("c.json:/mlp_bias: biases are not modelled for bamba"));
+  CHECK_THROWS_WITH(
+      text(edited(good, "\"mamba_d_head\": 64", "\"mamba_d_head\": 32")),
+      Catch::Contains("equal mamba_expand x hidden_size (8192), as BambaConfig requires"));
+}
