@@ -79,7 +79,9 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"phi3", Family::kPhi3},
                                                  {"llama4", Family::kLlama4},
                                                  {"llama4_text", Family::kLlama4},
-                                                 {"bamba", Family::kBamba}};
+                                                 {"bamba", Family::kBamba},
+                                                 {"qwen3_vl", Family::kQwen3},
+                                                 {"qwen3_vl_moe", Family::kQwen3Moe}};
 
 // model_types that name a published architecture fleetsim recognises but does not model yet.
 const std::map<std::string, std::string> kNotModelled = {
@@ -87,6 +89,12 @@ const std::map<std::string, std::string> kNotModelled = {
     {"jamba",
      "Jamba (Mamba + attention + MoE layers): its Mamba-1 selective-scan layers are not "
      "modelled (Mamba-2 is, for nemotron_h)"}};
+
+// Multimodal model_types whose language model is the text_config object, and its config class.
+const std::map<std::string, const char*> kNestedText = {
+    {"gemma3", "Gemma3TextConfig"},    {"llama4", "Llama4TextConfig"},
+    {"qwen3_5", "Qwen3_5TextConfig"},  {"qwen3_5_moe", "Qwen3_5MoeTextConfig"},
+    {"qwen3_vl", "Qwen3VLTextConfig"}, {"qwen3_vl_moe", "Qwen3VLMoeTextConfig"}};
 
 std::string family_class(const std::string& model_type) {
   static const std::map<std::string, std::string> names = {
@@ -120,7 +128,9 @@ std::string family_class(const std::string& model_type) {
       {"phi3", "Phi3Config"},
       {"llama4", "Llama4Config"},
       {"llama4_text", "Llama4TextConfig"},
-      {"bamba", "BambaConfig"}};
+      {"bamba", "BambaConfig"},
+      {"qwen3_vl", "Qwen3VLConfig"},
+      {"qwen3_vl_moe", "Qwen3VLMoeConfig"}};
   return names.at(model_type);
 }
 
@@ -455,25 +465,25 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
   m.file = file;
   m.sources = {file + " (Hugging Face config.json, model_type " + imp.model_type + ")"};
   m.source = m.sources.front();
-  // Multimodal checkpoints (Qwen3.5, Gemma 3, Llama 4) keep the language model's keys in
-  // text_config; their text-only classes, at the top level.
+  // Multimodal checkpoints keep the language model's keys in text_config (of the class
+  // kNestedText names); their text-only classes, at the top level. Qwen3.5's class reads either.
   const bool qwen3_5 = f == Family::kQwen35 || f == Family::kQwen35Moe;
+  const bool qwen3_vl = imp.model_type == "qwen3_vl" || imp.model_type == "qwen3_vl_moe";
+  const auto nested = kNestedText.find(imp.model_type);
   std::optional<HfReader> text;
-  if ((qwen3_5 && r.present("text_config")) || imp.model_type == "gemma3" ||
-      imp.model_type == "llama4")
+  if (nested != kNestedText.end() && (!qwen3_5 || r.present("text_config")))
     text.emplace(r.child("text_config"));
   HfReader& b = text ? *text : r;
   read_decoder(b, m, f, imp.model_type);
   if (text) {
+    if (qwen3_vl && b.present("model_type") && b.str("model_type") != imp.model_type + "_text")
+      b.fail("/model_type", "expected '" + imp.model_type + "_text'");
     const bool text_ties = b.present("tie_word_embeddings");
-    b.finish(f == Family::kGemma3      ? "Gemma3TextConfig"
-             : f == Family::kLlama4    ? "Llama4TextConfig"
-             : f == Family::kQwen35Moe ? "Qwen3_5MoeTextConfig"
-                                       : "Qwen3_5TextConfig");
+    b.finish(nested->second);
     r.adopt(b);
     read_outer_tie(r, m, text_ties);
   }
-  if (qwen3_5) read_qwen3_5_wrapper(r, m);
+  if (qwen3_5 || qwen3_vl) read_qwen_vision_wrapper(r, m);
   if (imp.model_type == "gemma3") read_gemma3_wrapper(r, m);
   if (imp.model_type == "llama4") read_llama4_wrapper(r, m);
   if (imp.model_type == "deepseek_v32" && m.attention.sparse_topk == 0)

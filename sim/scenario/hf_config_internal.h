@@ -22,9 +22,10 @@ void read_glm4_moe(HfReader& r, ModelSpec& m);
 void read_nemotron_h(HfReader& r, ModelSpec& m);
 void read_qwen3_next(HfReader& r, ModelSpec& m);  // hf_config_qwen_next.cpp
 // Qwen3.5's language model (`r`: its text_config, or the file of a text-only class); `moe`:
-// qwen3_5_moe. Then the file's other keys (vision_config, media token ids).
+// qwen3_5_moe. Then the other keys of a Qwen3.5 or Qwen3-VL file (vision_config, media token
+// ids).
 void read_qwen3_5(HfReader& r, ModelSpec& m, bool moe);
-void read_qwen3_5_wrapper(HfReader& r, ModelSpec& m);
+void read_qwen_vision_wrapper(HfReader& r, ModelSpec& m);
 // Gemma 2 / Gemma 3's language model (hf_config_gemma.cpp; `r`: the file, or Gemma 3's
 // text_config), absent keys at the config class's defaults; then a Gemma 3 checkpoint's other
 // keys (the SigLIP vision_config, mm_tokens_per_image, image token ids).

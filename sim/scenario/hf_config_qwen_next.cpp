@@ -210,9 +210,10 @@ namespace {
 // The vision encoder of a Qwen3.5 checkpoint (transformers Qwen3_5VisionModel, Qwen3-VL's):
 // its parameters and the training FLOPs of its matrices per language-model token of an image
 // (spatial_merge_size^2 patches through `depth` blocks, then the merger), for the note that
-// says what fleetsim leaves out.
-void vision_encoder_note(HfReader& v, ModelSpec& m) {
-  // Absent keys: Qwen3_5VisionConfig's defaults.
+// says what fleetsim leaves out. `deepstack`: the number of deepstack mergers when
+// deepstack_visual_indexes is absent (Qwen3VLVisionConfig's [8, 16, 24]; Qwen3.5's none).
+void vision_encoder_note(HfReader& v, ModelSpec& m, double deepstack_default) {
+  // Absent keys: the vision config class's defaults (Qwen3-VL's and Qwen3.5's agree on these).
   const auto get = [&v](const char* key, int64_t dflt) {
     return static_cast<double>(v.integer_or(key, dflt, 0, int64_t{1} << 24, ""));
   };
@@ -228,7 +229,7 @@ void vision_encoder_note(HfReader& v, ModelSpec& m) {
   const double deepstack =
       v.present("deepstack_visual_indexes")
           ? static_cast<double>(v.int_list("deepstack_visual_indexes", 0, 4095).size())
-          : 0.0;
+          : deepstack_default;
   const double block_matrices = 4 * h * h + 2 * h * ffn;  // qkv, proj, fc1, fc2
   const double block = block_matrices + 3 * h + h + ffn + h + 4 * h;
   const double hm = h * merge * merge;
@@ -247,17 +248,18 @@ void vision_encoder_note(HfReader& v, ModelSpec& m) {
 
 }  // namespace
 
-// The keys of a Qwen3.5 config.json besides the language model's (Qwen3_5Config /
-// Qwen3_5MoeConfig, Qwen3-VL's layout, around its text_config): the vision encoder's
-// vision_config and the media token ids.
-void read_qwen3_5_wrapper(HfReader& r, ModelSpec& m) {
+// The keys of a Qwen3-VL or Qwen3.5 config.json besides the language model's (Qwen3VLConfig,
+// Qwen3VLMoeConfig and Qwen3.5's classes, which keep Qwen3-VL's layout, around their
+// text_config): the vision encoder's vision_config and the media token ids.
+void read_qwen_vision_wrapper(HfReader& r, ModelSpec& m) {
   for (const char* k :
        {"image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id"})
     r.ignore(k);
   const bool text_only = r.boolean_or("language_model_only", false, "");
   if (r.present("vision_config")) {
     HfReader v = r.child("vision_config");
-    if (!text_only) vision_encoder_note(v, m);
+    const bool vl = r.is_string("model_type") && r.str("model_type").rfind("qwen3_vl", 0) == 0;
+    if (!text_only) vision_encoder_note(v, m, vl ? 3.0 : 0.0);
   }
 }
 

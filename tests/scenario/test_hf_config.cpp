@@ -351,3 +351,42 @@ TEST_CASE("bad Gemma config.json files name the key") {
       Catch::Contains("c.json:/text_config/moe: key not understood by fleetsim's "
                       "Gemma3TextConfig mapping"));
 }
+
+TEST_CASE("Qwen3-VL config.json (qwen3_vl, qwen3_vl_moe): Qwen3's decoders in text_config") {
+  // Qwen3-VL-2B's language model is Qwen3-1.7B's (hidden 2048, 28 layers, 16 heads and 8 KV
+  // heads of 128, FFN 6144, tied 151936 vocabulary): per layer q / o 2048 x 2048, k / v 2048 x
+  // 1024, q_norm / k_norm 2 x 128, MLP 3 x 2048 x 6144, two norms; the Qwen3-1.7B model card:
+  // 1.7B parameters, 1.4B non-embedding.
+  const HfImport vl = fixture("qwen3-vl-2b");
+  const ModelSpec& m = vl.model;
+  const int64_t h = 2048;
+  const int64_t layer = 2 * h * h + 2 * h * 1024 + 2 * 128 + 3 * h * 6144 + 2 * h;
+  CHECK(m.tied_embeddings);
+  CHECK(m.attention.qk_norm);
+  CHECK(total_params(m) == 28 * layer + 151936 * h + h);
+  CHECK(static_cast<double>(total_params(m) - embedding_params(m)) == Approx(1.4e9).epsilon(0.01));
+  CHECK(static_cast<double>(total_params(m)) == Approx(1.7e9).epsilon(0.02));
+  // Its vision encoder (24 blocks of 1024, FFN 4096, 16-pixel patches over 2 frames, 2304
+  // positions, 2 x 2 merge to 2048, three deepstack mergers) by hand: blocks 24 x (4 x 1024^2 +
+  // 2 x 1024 x 4096 + biases and norms 13,312) = 302,309,376; patch embedding 1,573,888;
+  // positions 2,359,296; merger 25,174,016; deepstack mergers 3 x 25,180,160: 406,957,056.
+  const auto v =
+      std::find_if(m.unmodelled.begin(), m.unmodelled.end(),
+                   [](const UnmodelledFeature& u) { return u.feature == "vision_encoder"; });
+  REQUIRE(v != m.unmodelled.end());
+  CHECK_THAT(v->note, Catch::Contains("24 blocks of width 1024, 0.407 B parameters"));
+  // Qwen3-VL-30B-A3B's text_config is Qwen3-30B-A3B's decoder: wrapped as qwen3_vl_moe, the
+  // Qwen3-30B-A3B fixture imports to the same model.
+  const std::string moe = read_text_file(kHfConfigDir + "qwen3-30b-a3b.json");
+  const std::string wrapped =
+      R"({"model_type": "qwen3_vl_moe", "text_config": )" +
+      edited(moe, "\"model_type\": \"qwen3_moe\"", "\"model_type\": \"qwen3_vl_moe_text\"") + "}";
+  const ModelSpec w = text(wrapped).model;
+  CHECK(total_params(w) == total_params(fixture("qwen3-30b-a3b").model));
+  CHECK(active_params(w) == active_params(fixture("qwen3-30b-a3b").model));
+  CHECK_THROWS_WITH(
+      text(R"({"model_type": "qwen3_vl_moe", "text_config": )" + moe + "}"),
+      Catch::Contains("c.json:/text_config/model_type: expected 'qwen3_vl_moe_text'"));
+  CHECK_THROWS_WITH(text(R"({"model_type": "qwen3_vl", "vision_config": {}})"),
+                    Catch::Contains("c.json:/text_config: missing required key"));
+}
