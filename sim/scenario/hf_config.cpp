@@ -46,7 +46,10 @@ enum class Family {
   kGemma3,
   kPhi3,
   kLlama4,
-  kBamba
+  kBamba,
+  kOlmo2,
+  kOlmo3,
+  kOlmoe
 };
 
 const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
@@ -81,7 +84,10 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"llama4_text", Family::kLlama4},
                                                  {"bamba", Family::kBamba},
                                                  {"qwen3_vl", Family::kQwen3},
-                                                 {"qwen3_vl_moe", Family::kQwen3Moe}};
+                                                 {"qwen3_vl_moe", Family::kQwen3Moe},
+                                                 {"olmo2", Family::kOlmo2},
+                                                 {"olmo3", Family::kOlmo3},
+                                                 {"olmoe", Family::kOlmoe}};
 
 // model_types that name a published architecture fleetsim recognises but does not model yet.
 const std::map<std::string, std::string> kNotModelled = {
@@ -130,7 +136,10 @@ std::string family_class(const std::string& model_type) {
       {"llama4_text", "Llama4TextConfig"},
       {"bamba", "BambaConfig"},
       {"qwen3_vl", "Qwen3VLConfig"},
-      {"qwen3_vl_moe", "Qwen3VLMoeConfig"}};
+      {"qwen3_vl_moe", "Qwen3VLMoeConfig"},
+      {"olmo2", "Olmo2Config"},
+      {"olmo3", "Olmo3Config"},
+      {"olmoe", "OlmoeConfig"}};
   return names.at(model_type);
 }
 
@@ -242,11 +251,31 @@ void read_window(HfReader& r, ModelSpec& m, Family f) {
     }
     return;
   }
+  if (f == Family::kOlmo3 && !r.has("sliding_window")) {
+    window = 4096;  // Olmo3Config's default
+    r.note("/attention/sliding_window", "sliding_window absent: 4096, the default of Olmo3Config");
+  }
   if (r.present("layer_types")) {
     read_layer_types(r, m, window);
     return;
   }
   r.ignore("layer_types");  // null: the config class derives it from the window keys
+  if (f == Family::kOlmo3) {
+    // Olmo3Config: layer i full attention when (i + 1) % 4 == 0, the others sliding.
+    std::vector<bool> sliding(static_cast<size_t>(m.layers));
+    for (int i = 0; i < m.layers; ++i)
+      sliding[static_cast<size_t>(i)] = (i + 1) % 4 != 0;
+    int p = 0, w = 0;
+    if (window > 0 && periodic_prefix(sliding, p, w)) {
+      m.attention.sliding_window = window;
+      m.attention.window_kind = WindowKind::kSliding;
+      m.attention.window_pattern = p;
+      m.attention.window_layers = w;
+      r.note("/attention/window_pattern",
+             "layer_types absent: Olmo3Config's, every 4th layer full, the others sliding");
+    }
+    return;
+  }
   if (window > 0 && window < m.max_seq_len) {
     if (f != Family::kMistral && f != Family::kMixtral && f != Family::kPhi3)
       r.fail("/sliding_window",
@@ -295,6 +324,12 @@ void read_llama_like_ffn(HfReader& r, ModelSpec& m, Family f) {
   } else if (f == Family::kQwen2Moe || f == Family::kQwen3Moe) {
     read_qwen_moe(r, m, f == Family::kQwen2Moe);
     r.ignore("norm_topk_prob");
+  } else if (f == Family::kOlmoe) {
+    m.moe = read_moe_fields(r, "num_experts", "intermediate_size");
+    m.ffn = 0;
+    r.note("/ffn", "every layer is MoE (OlmoeSparseMoeBlock): no dense FFN");
+    m.unmodelled.push_back(
+        {"router_scoring", "none", "softmax top-k (norm_topk_prob: renormalised or not)"});
   } else if (f == Family::kGptOss) {
     m.moe = read_moe_fields(r, "num_local_experts", "intermediate_size");
     if (r.present("experts_per_token") &&
@@ -309,6 +344,30 @@ void read_llama_like_ffn(HfReader& r, ModelSpec& m, Family f) {
   } else if (f != Family::kDeepseek && f != Family::kGlm4Moe) {
     m.ffn = r.integer("intermediate_size", 1, int64_t{1} << 24, "/ffn");
   }
+}
+
+// OLMo 2 / 3 and OLMoE (modeling_olmo2.py, modeling_olmo3.py, modeling_olmoe.py): Llama's
+// matrices with q_norm over all query heads and k_norm over all key heads; OLMo 2 / 3 place the
+// two RMSNorms after the attention and the MLP (post-norm: the same two norm kernels); OLMoE
+// may clamp q, k and v (clip_qkv).
+void read_olmo(HfReader& r, ModelSpec& m, Family f) {
+  m.attention.qk_norm = true;
+  m.attention.qk_norm_all_heads = true;
+  r.note("/attention/qk_norm_all_heads",
+         "q_norm over num_attention_heads x head_dim, k_norm over num_key_value_heads x "
+         "head_dim");
+  m.unmodelled.push_back({"qk_norm_all_heads", "small",
+                          "the q / k norms span all heads: under TP each needs the whole q and k "
+                          "(transformers' TP plan gathers q, k and v for them), not simulated"});
+  if (f != Family::kOlmoe)
+    r.note("/norm",
+           "RMSNorm, post-norm: post_attention_layernorm after the attention, "
+           "post_feedforward_layernorm after the MLP");
+  if (f == Family::kOlmoe && r.present("clip_qkv")) {
+    r.number("clip_qkv", 0.0, 1e30);
+    m.unmodelled.push_back({"clip_qkv", "none", "q, k and v clamped element-wise"});
+  }
+  r.ignore("clip_qkv");  // null: no clamp
 }
 
 // Families with the Llama decoder layer: RMSNorm pre-norm, gated MLP (gate, up, down).
@@ -346,6 +405,7 @@ void read_llama_like(HfReader& r, ModelSpec& m, Family f) {
   if (m.attention.qk_norm) r.note("/attention/qk_norm", "Qwen3 q_norm / k_norm on every layer");
   if (f == Family::kGlm4Moe)
     m.attention.qk_norm = r.boolean_or("use_qk_norm", false, "/attention/qk_norm");
+  if (f == Family::kOlmo2 || f == Family::kOlmo3 || f == Family::kOlmoe) read_olmo(r, m, f);
   const bool qwen2 = f == Family::kQwen2 || f == Family::kQwen2Moe;
   if (f != Family::kDeepseek) {
     bool bias = r.boolean_or("attention_bias", qwen2, "/attention/qkv_bias");

@@ -36,6 +36,7 @@ ojson attention_json(const AttentionSpec& a) {
   }
   o["qkv_bias"] = a.qkv_bias;
   o["qk_norm"] = a.qk_norm;
+  if (a.qk_norm_all_heads) o["qk_norm_all_heads"] = true;
   if (a.output_gate) o["output_gate"] = true;
   if (a.sparse_topk > 0) {
     o["sparse_topk"] = a.sparse_topk;

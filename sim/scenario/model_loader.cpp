@@ -66,7 +66,7 @@ const std::vector<std::string> kAttentionKeys = {
     "qk_norm",     "q_lora_rank",    "kv_lora_rank",    "qk_nope_head_dim", "qk_rope_head_dim",
     "v_head_dim",  "sliding_window", "window_kind",     "window_pattern",   "window_layers",
     "output_gate", "sparse_topk",    "indexer_heads",   "indexer_head_dim", "o_groups",
-    "o_lora_rank", "sinks",          "compress_ratios", "csa_ratio"};
+    "o_lora_rank", "sinks",          "compress_ratios", "csa_ratio",        "qk_norm_all_heads"};
 const std::vector<std::string> kMoeKeys = {"experts",    "shared_experts",     "top_k",
                                            "expert_ffn", "shared_expert_ffn",  "first_k_dense",
                                            "layer_freq", "shared_expert_gate", "latent",
@@ -178,6 +178,9 @@ AttentionSpec read_attention(const Obj& a, int64_t hidden) {
   s.head_dim = static_cast<int>(a.integer("head_dim", 1, 4096));
   s.qkv_bias = bool_or(a, "qkv_bias", false);
   s.qk_norm = bool_or(a, "qk_norm", false);
+  s.qk_norm_all_heads = bool_or(a, "qk_norm_all_heads", false);
+  if (s.qk_norm_all_heads && !s.qk_norm)
+    a.fail(a.at("qk_norm_all_heads"), "only valid with qk_norm true");
   if (s.heads % s.kv_heads != 0) {
     a.fail(a.at("kv_heads"), "must divide heads (" + std::to_string(s.heads) + "), got " +
                                  std::to_string(s.kv_heads));

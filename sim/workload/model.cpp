@@ -228,7 +228,8 @@ int64_t attention_params(const ModelSpec& m) {
     n += a.kv_lora_rank + a.q_lora_rank;  // RMSNorm on the q and kv latents
   } else {
     if (a.qkv_bias) n += int64_t{a.heads + 2 * a.kv_heads} * a.head_dim;
-    if (a.qk_norm) n += 2 * int64_t{a.head_dim};
+    if (a.qk_norm)
+      n += (a.qk_norm_all_heads ? int64_t{a.heads} + a.kv_heads : 2) * int64_t{a.head_dim};
   }
   if (m.linear_bias) n += h;  // output projection bias
   return n + indexer_params(m);

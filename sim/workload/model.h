@@ -47,6 +47,9 @@ struct AttentionSpec {
   int head_dim = 0;  // q/k/v head dim (GQA); for MLA the v head dim
   bool qkv_bias = false;
   bool qk_norm = false;  // per-head RMSNorm on q and k (Qwen3): 2 · head_dim weights per layer
+  // With qk_norm: one RMSNorm over all q heads and one over all k heads (OLMo 2 / 3, OLMoE):
+  // (heads + kv_heads) · head_dim weights per layer, the same elements normalised.
+  bool qk_norm_all_heads = false;
   // MLA only (0 otherwise).
   int q_lora_rank = 0;  // 0 = q is projected directly from the hidden state
   int kv_lora_rank = 0;

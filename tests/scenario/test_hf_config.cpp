@@ -390,3 +390,59 @@ TEST_CASE("Qwen3-VL config.json (qwen3_vl, qwen3_vl_moe): Qwen3's decoders in te
   CHECK_THROWS_WITH(text(R"({"model_type": "qwen3_vl", "vision_config": {}})"),
                     Catch::Contains("c.json:/text_config: missing required key"));
 }
+
+TEST_CASE("OLMo 2 / 3 and OLMoE config.json: q / k norms over all heads, post-norm, OLMoE's MoE") {
+  // OLMoE-1B-7B by hand (modeling_olmoe.py): per layer q, k, v, o 2048 x 2048, q_norm and
+  // k_norm 2 x 2048, router 2048 x 64, 64 experts 3 x 2048 x 1024, two norms; untied 50304 x
+  // 2048 embedding and head; the final norm. The OLMoE paper (arXiv:2409.02060): 6.9B total,
+  // 1.3B active (8 experts).
+  const HfImport oe = fixture("olmoe-1b-7b");
+  const ModelSpec& m = oe.model;
+  const int64_t h = 2048, expert = 3 * h * 1024, emb = 2 * 50304 * h + h;
+  CHECK(m.attention.qk_norm);
+  CHECK(m.attention.qk_norm_all_heads);
+  CHECK(total_params(m) == 16 * (4 * h * h + 2 * h + h * 64 + 64 * expert + 2 * h) + emb);
+  CHECK(active_params(m) == 16 * (4 * h * h + 2 * h + h * 64 + 8 * expert + 2 * h) + emb);
+  CHECK(static_cast<double>(total_params(m)) == Approx(6.9e9).epsilon(0.01));
+  CHECK(static_cast<double>(active_params(m)) == Approx(1.3e9).epsilon(0.02));
+  // Written as zoo JSON, the full-width norms load back; without qk_norm they are an error.
+  const std::string zoo_json = zoo_model_json(oe);
+  CHECK(total_params(parse(zoo_json, "x.json")) == total_params(m));
+  CHECK_THROWS_WITH(parse(edited(zoo_json, "\"qk_norm\": true", "\"qk_norm\": false"), "x.json"),
+                    Catch::Contains("qk_norm_all_heads: only valid with qk_norm true"));
+  // OLMo 2 1B's shape (its model card: 16 layers, hidden 2048, 16 heads, 4096 positions; FFN
+  // 8192, vocabulary 100352): per layer 4 x 2048^2, q_norm and k_norm 2 x 2048 (not 2 x 128),
+  // MLP 3 x 2048 x 8192, the two post-norms.
+  const std::string olmo2 = R"({"model_type": "olmo2", "hidden_size": 2048,
+    "intermediate_size": 8192, "num_hidden_layers": 16, "num_attention_heads": 16,
+    "num_key_value_heads": 16, "max_position_embeddings": 4096, "vocab_size": 100352,
+    "rope_theta": 500000, "tie_word_embeddings": false})";
+  const HfImport o2 = text(olmo2);
+  CHECK(total_params(o2.model) ==
+        16 * (4 * h * h + 2 * h + 3 * h * 8192 + 2 * h) + 2 * 100352 * h + h);
+  CHECK(o2.model.attention.sliding_window == 0);
+  const auto origin = [&o2](const std::string& field) {
+    for (const auto& [f, t] : o2.origin)
+      if (f == field) return t;
+    return std::string();
+  };
+  CHECK_THAT(origin("/norm"), Catch::Contains("post-norm"));
+  // OLMo 3: Olmo3Config's windows (4096 tokens, every 4th layer full) when layer_types is absent;
+  // the same from the per-layer list.
+  const std::string olmo3 = edited(olmo2, "\"olmo2\"", "\"olmo3\"");
+  const ModelSpec o3 = text(olmo3).model;
+  CHECK(o3.attention.sliding_window == 4096);
+  CHECK(o3.attention.window_pattern == 4);
+  CHECK(o3.attention.window_layers == 3);
+  std::string types = "[";
+  for (int i = 0; i < 16; ++i)
+    types +=
+        std::string(i ? ", " : "") + ((i + 1) % 4 ? "\"sliding_attention\"" : "\"full_attention\"");
+  const ModelSpec o3l =
+      text(edited(olmo3, "\"rope_theta\"",
+                  "\"sliding_window\": 4096, \"layer_types\": " + types + "], \"rope_theta\""))
+          .model;
+  CHECK(o3l.attention.window_pattern == 4);
+  CHECK(o3l.attention.window_layers == 3);
+  CHECK(total_params(o3l) == total_params(o2.model));
+}

@@ -261,7 +261,8 @@ void LayerBuilder::attention_block(bool bwd) {
 // is split into q, k, v views (TE SplitAlongDim), then q is reshaped to [s, b, heads, head_dim];
 // with more than one query head per group that reshape cannot be a view of the split (the group
 // stride is (q-per-group + 2) · head_dim), so it is a copy kernel. qk_norm (Qwen3's q_layernorm and
-// k_layernorm) adds two TENorm modules, one RMSNorm kernel each over head_dim. Backward: each
+// k_layernorm) adds two TENorm modules, one RMSNorm kernel each over head_dim (over all the rank's
+// q or k heads with qk_norm_all_heads, OLMo 2's: the same elements, a wider weight). Backward: each
 // norm's backward (rmsnorm_bwd kernel and its dgamma finalize, norm_grad_tail), and
 // SplitAlongDim.backward concatenating the q, k and v gradients into the QKV gradient (torch.cat
 // unless they already share one buffer in the split's layout, which the attention kernel's separate
@@ -271,10 +272,10 @@ void LayerBuilder::qkv_split(bool bwd) {
   const double T = static_cast<double>(T_);
   const double q = T * heads_ * dqk_ * 2.0, k = T * kvh_ * dqk_ * 2.0;
   if (a_.qk_norm) {
-    for (const double x : {q, k}) {
+    for (const auto& [x, n] : {std::pair<double, int>{q, heads_}, {k, kvh_}}) {
       b_.module();
       b_.module_kernel(c_.memory_bound(x * (bwd ? 3.0 : 2.0)));
-      if (bwd) norm_grad_tail(dqk_);
+      if (bwd) norm_grad_tail(a_.qk_norm_all_heads ? static_cast<double>(n) * dqk_ : dqk_);
     }
   }
   if (!bwd && heads_ > kvh_) mem(2.0 * q);  // the q reshape copy
