@@ -87,7 +87,8 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"qwen3_vl_moe", Family::kQwen3Moe},
                                                  {"olmo2", Family::kOlmo2},
                                                  {"olmo3", Family::kOlmo3},
-                                                 {"olmoe", Family::kOlmoe}};
+                                                 {"olmoe", Family::kOlmoe},
+                                                 {"mistral3", Family::kMistral}};
 
 // model_types that name a published architecture fleetsim recognises but does not model yet.
 const std::map<std::string, std::string> kNotModelled = {
@@ -96,11 +97,20 @@ const std::map<std::string, std::string> kNotModelled = {
      "Jamba (Mamba + attention + MoE layers): its Mamba-1 selective-scan layers are not "
      "modelled (Mamba-2 is, for nemotron_h)"}};
 
-// Multimodal model_types whose language model is the text_config object, and its config class.
-const std::map<std::string, const char*> kNestedText = {
-    {"gemma3", "Gemma3TextConfig"},    {"llama4", "Llama4TextConfig"},
-    {"qwen3_5", "Qwen3_5TextConfig"},  {"qwen3_5_moe", "Qwen3_5MoeTextConfig"},
-    {"qwen3_vl", "Qwen3VLTextConfig"}, {"qwen3_vl_moe", "Qwen3VLMoeTextConfig"}};
+// Multimodal model_types whose language model is the text_config object: its config class and
+// the model_type it must carry when it names one (null: the family's reader checks it).
+struct NestedText {
+  const char* cls;
+  const char* model_type;
+};
+const std::map<std::string, NestedText> kNestedText = {
+    {"gemma3", {"Gemma3TextConfig", nullptr}},
+    {"llama4", {"Llama4TextConfig", nullptr}},
+    {"qwen3_5", {"Qwen3_5TextConfig", nullptr}},
+    {"qwen3_5_moe", {"Qwen3_5MoeTextConfig", nullptr}},
+    {"qwen3_vl", {"Qwen3VLTextConfig", "qwen3_vl_text"}},
+    {"qwen3_vl_moe", {"Qwen3VLMoeTextConfig", "qwen3_vl_moe_text"}},
+    {"mistral3", {"MistralConfig", "mistral"}}};
 
 std::string family_class(const std::string& model_type) {
   static const std::map<std::string, std::string> names = {
@@ -139,7 +149,8 @@ std::string family_class(const std::string& model_type) {
       {"qwen3_vl_moe", "Qwen3VLMoeConfig"},
       {"olmo2", "Olmo2Config"},
       {"olmo3", "Olmo3Config"},
-      {"olmoe", "OlmoeConfig"}};
+      {"olmoe", "OlmoeConfig"},
+      {"mistral3", "Mistral3Config"}};
   return names.at(model_type);
 }
 
@@ -536,14 +547,17 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
   HfReader& b = text ? *text : r;
   read_decoder(b, m, f, imp.model_type);
   if (text) {
-    if (qwen3_vl && b.present("model_type") && b.str("model_type") != imp.model_type + "_text")
-      b.fail("/model_type", "expected '" + imp.model_type + "_text'");
+    const char* want = nested->second.model_type;
+    if (want != nullptr && b.present("model_type") && b.str("model_type") != want)
+      b.fail("/model_type", std::string("expected '") + want + "' (the text config of " +
+                                imp.model_type + " that fleetsim maps)");
     const bool text_ties = b.present("tie_word_embeddings");
-    b.finish(nested->second);
+    b.finish(nested->second.cls);
     r.adopt(b);
     read_outer_tie(r, m, text_ties);
   }
   if (qwen3_5 || qwen3_vl) read_qwen_vision_wrapper(r, m);
+  if (imp.model_type == "mistral3") read_mistral3_wrapper(r, m);
   if (imp.model_type == "gemma3") read_gemma3_wrapper(r, m);
   if (imp.model_type == "llama4") read_llama4_wrapper(r, m);
   if (imp.model_type == "deepseek_v32" && m.attention.sparse_topk == 0)

@@ -60,5 +60,8 @@ void read_bamba(HfReader& r, ModelSpec& m);  // hf_config_hybrid.cpp, as read_gr
 // vision_config, the image token ids).
 void read_llama4(HfReader& r, ModelSpec& m);
 void read_llama4_wrapper(HfReader& r, ModelSpec& m);
+// The keys of a mistral3 file around its MistralConfig text_config (hf_config_mistral3.cpp): the
+// Pixtral vision_config and the projector's.
+void read_mistral3_wrapper(HfReader& r, ModelSpec& m);
 
 }  // namespace fleetsim::hf_internal

@@ -446,3 +446,32 @@ TEST_CASE("OLMo 2 / 3 and OLMoE config.json: q / k norms over all heads, post-no
   CHECK(o3l.attention.window_layers == 3);
   CHECK(total_params(o3l) == total_params(o2.model));
 }
+
+TEST_CASE("Mistral 3 config.json (mistral3): Mistral Small 3.2's decoder and its Pixtral note") {
+  // Mistral Small 3.2 24B's language model by hand: per layer q 5120 x 4096, k / v 5120 x 1024,
+  // o 4096 x 5120, MLP 3 x 5120 x 32768, two norms; untied 131072 x 5120 embedding and head;
+  // the final norm: 23,572,403,200. Its Pixtral encoder (24 layers of 1024: 4 x 1024^2 + 3 x
+  // 1024 x 4096 + two norms each, a 3 x 14 x 14 x 1024 patch convolution, ln_pre) 403,305,472 and
+  // projector (norm 1024, merger 4096 x 1024, linear_1 1024 x 5120, linear_2 5120^2) 35,652,608:
+  // 24.01 B in all, Mistral's "24B".
+  const HfImport imp = fixture("mistral-small-3.2-24b");
+  const ModelSpec& m = imp.model;
+  const int64_t h = 5120;
+  const int64_t layer = h * 4096 + 2 * h * 1024 + 4096 * h + 3 * h * 32768 + 2 * h;
+  CHECK(total_params(m) == 40 * layer + 2 * 131072 * h + h);
+  CHECK(m.attention.sliding_window == 0);
+  const auto v =
+      std::find_if(m.unmodelled.begin(), m.unmodelled.end(),
+                   [](const UnmodelledFeature& u) { return u.feature == "vision_encoder"; });
+  REQUIRE(v != m.unmodelled.end());
+  CHECK_THAT(v->note, Catch::Contains("24 layers of width 1024, 0.403 B parameters, and a 35.7 M "
+                                      "projector"));
+  CHECK(static_cast<double>(total_params(m) + 403305472 + 35652608) == Approx(24e9).epsilon(0.01));
+  const std::string good = read_text_file(kHfConfigDir + "mistral-small-3.2-24b.json");
+  CHECK_THROWS_WITH(
+      text(edited(good, "\"model_type\": \"mistral\"", "\"model_type\": \"ministral3\"")),
+      Catch::Contains("c.json:/text_config/model_type: expected 'mistral'"));
+  CHECK_THROWS_WITH(text(edited(good, "\"projector_hidden_act\": \"gelu\"",
+                                "\"projector_hidden_act\": \"relu6\"")),
+                    Catch::Contains("c.json:/projector_hidden_act"));
+}
