@@ -1,6 +1,6 @@
 // Readers shared by the Hugging Face config.json importer's files (hf_config.cpp,
-// hf_config_attention.cpp, hf_config_moe.cpp, hf_config_hybrid.cpp, hf_config_qwen_next.cpp,
-// hf_config_v4.cpp, hf_config_gpt2.cpp); internal to sim/scenario.
+// hf_config_llama_like.cpp, hf_config_attention.cpp, hf_config_moe.cpp, hf_config_hybrid.cpp,
+// hf_config_qwen_next.cpp, hf_config_v4.cpp, hf_config_gpt2.cpp); internal to sim/scenario.
 #pragma once
 
 #include <string>
@@ -10,6 +10,40 @@
 #include "workload/model.h"
 
 namespace fleetsim::hf_internal {
+
+// The families of model_types the importer maps (hf_config.cpp's table names them).
+enum class Family {
+  kLlama,
+  kMistral,
+  kMixtral,
+  kQwen2,
+  kQwen2Moe,
+  kQwen3,
+  kQwen3Moe,
+  kDeepseek,
+  kGptOss,
+  kGpt2,
+  kNemotron,
+  kNemotronH,
+  kQwen3Next,
+  kKimiLinear,
+  kDeepseekV4,
+  kGlm4Moe,
+  kGraniteMoeHybrid,
+  kQwen35,
+  kQwen35Moe,
+  kGemma2,
+  kGemma3,
+  kPhi3,
+  kLlama4,
+  kBamba,
+  kOlmo2,
+  kOlmo3,
+  kOlmoe
+};
+
+// The Llama-like families' decoder (hf_config_llama_like.cpp): attention, FFN, windows.
+void read_llama_like(HfReader& r, ModelSpec& m, Family f);
 
 void read_gqa(HfReader& r, ModelSpec& m);  // hf_config_attention.cpp, as read_mla, read_indexer
 // hf_config_moe.cpp: the expert count (`experts_key`), num_experts_per_tok and the expert width
