@@ -58,6 +58,7 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"olmo2", Family::kOlmo2},
                                                  {"olmo3", Family::kOlmo3},
                                                  {"olmoe", Family::kOlmoe},
+                                                 {"minimax_m2", Family::kMiniMaxM2},
                                                  {"mistral3", Family::kMistral}};
 
 // model_types that name a published architecture fleetsim recognises but does not model yet.
@@ -120,6 +121,7 @@ std::string family_class(const std::string& model_type) {
       {"olmo2", "Olmo2Config"},
       {"olmo3", "Olmo3Config"},
       {"olmoe", "OlmoeConfig"},
+      {"minimax_m2", "MiniMaxM2Config"},
       {"mistral3", "Mistral3Config"}};
   return names.at(model_type);
 }

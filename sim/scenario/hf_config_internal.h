@@ -39,7 +39,8 @@ enum class Family {
   kBamba,
   kOlmo2,
   kOlmo3,
-  kOlmoe
+  kOlmoe,
+  kMiniMaxM2
 };
 
 // The Llama-like families' decoder (hf_config_llama_like.cpp): attention, FFN, windows.

@@ -158,6 +158,23 @@ void read_llama_like_ffn(HfReader& r, ModelSpec& m, Family f) {
   } else if (f == Family::kQwen2Moe || f == Family::kQwen3Moe) {
     read_qwen_moe(r, m, f == Family::kQwen2Moe);
     r.ignore("norm_topk_prob");
+  } else if (f == Family::kMiniMaxM2) {
+    m.moe = read_moe_fields(r, "num_local_experts", "intermediate_size");
+    // transformers 5's MiniMaxM2Config maps num_experts to num_local_experts (attribute_map).
+    if (r.present("num_experts") && r.integer("num_experts", 1, 1 << 16, "") != m.moe.experts)
+      r.fail("/num_experts", "disagrees with num_local_experts");
+    m.ffn = 0;
+    r.note("/ffn", "every layer is MoE (MiniMaxM2SparseMoeBlock): no dense FFN");
+    if (r.integer_or("shared_intermediate_size", 0, 0, int64_t{1} << 24, "") > 0)
+      r.fail("/shared_intermediate_size",
+             "a shared expert is not part of MiniMaxM2's modeling (only 0 is read)");
+    m.unmodelled.push_back({"router_scoring", "none",
+                            "sigmoid scores with a per-expert correction bias (use_routing_bias): "
+                            "routing statistics are modelled in moe/"});
+    if (r.boolean_or("use_routing_bias", true, ""))
+      m.unmodelled.push_back({"router_expert_bias", "none",
+                              "num_local_experts selection-bias values per layer "
+                              "(e_score_correction_bias), not trained by gradient, not counted"});
   } else if (f == Family::kOlmoe) {
     m.moe = read_moe_fields(r, "num_experts", "intermediate_size");
     m.ffn = 0;
@@ -204,6 +221,51 @@ void read_olmo(HfReader& r, ModelSpec& m, Family f) {
   r.ignore("clip_qkv");  // null: no clamp
 }
 
+// MiniMax-M2 (modeling_minimax_m2.py): q_norm / k_norm over all heads (qk_norm_type
+// "per_layer"; "per_head": Qwen3's), full attention on every layer (attn_type_list 1; MiniMax-01's
+// lightning-attention layers, 0, are refused), RoPE on rotary_dim of each head; the MTP modules of
+// MiniMax's own training (use_mtp) are in neither the published checkpoint nor transformers' model.
+void read_minimax_m2(HfReader& r, ModelSpec& m) {
+  AttentionSpec& a = m.attention;
+  a.qk_norm = r.boolean_or("use_qk_norm", true, "/attention/qk_norm");
+  const std::string type = r.present("qk_norm_type") ? r.str("qk_norm_type") : "per_layer";
+  if (type != "per_layer" && type != "per_head")
+    r.fail("/qk_norm_type", "expected 'per_layer' or 'per_head', got '" + type + "'");
+  a.qk_norm_all_heads = a.qk_norm && type == "per_layer";
+  if (a.qk_norm_all_heads) {
+    r.note("/attention/qk_norm_all_heads",
+           "qk_norm_type per_layer: q_norm over num_attention_heads x head_dim, k_norm over "
+           "num_key_value_heads x head_dim");
+    m.unmodelled.push_back(
+        {"qk_norm_all_heads", "small",
+         "the q / k norms span all heads: under TP each needs the whole q and "
+         "k (transformers' TP plan gathers q, k and v for them), not simulated"});
+  }
+  if (r.present("attn_type_list")) {
+    const std::vector<int64_t> types = r.int_list("attn_type_list", 0, 1);
+    if (static_cast<int>(types.size()) != m.layers)
+      r.fail("/attn_type_list", "expected one entry per layer (" + std::to_string(m.layers) +
+                                    "), got " + std::to_string(types.size()));
+    for (size_t i = 0; i < types.size(); ++i)
+      if (types[i] != 1)
+        r.fail("/attn_type_list/" + std::to_string(i),
+               "0 is a lightning (linear) attention layer (MiniMax-01), not modelled; 1 (full "
+               "attention) is");
+  }
+  if (r.boolean_or("use_mtp", false, "")) {
+    const int64_t modules = r.integer_or("num_mtp_modules", 1, 1, 64, "");
+    const int64_t layers = r.integer_or("mtp_transformer_layers", 1, 1, 64, "");
+    m.unmodelled.push_back(
+        {"mtp_modules", "small",
+         "use_mtp: " + std::to_string(modules) + " MTP modules of " + std::to_string(layers) +
+             " layer(s) in MiniMax's own training; the published checkpoint and transformers' "
+             "MiniMaxM2 model have none, so they are neither counted nor stepped"});
+  }
+  for (const char* k :
+       {"num_mtp_modules", "mtp_transformer_layers", "rotary_dim", "shared_intermediate_size"})
+    r.ignore(k);
+}
+
 }  // namespace
 
 // Families with the Llama decoder layer: RMSNorm pre-norm, gated MLP (gate, up, down).
@@ -242,6 +304,7 @@ void hf_internal::read_llama_like(HfReader& r, ModelSpec& m, Family f) {
   if (f == Family::kGlm4Moe)
     m.attention.qk_norm = r.boolean_or("use_qk_norm", false, "/attention/qk_norm");
   if (f == Family::kOlmo2 || f == Family::kOlmo3 || f == Family::kOlmoe) read_olmo(r, m, f);
+  if (f == Family::kMiniMaxM2) read_minimax_m2(r, m);
   const bool qwen2 = f == Family::kQwen2 || f == Family::kQwen2Moe;
   if (f != Family::kDeepseek) {
     bool bias = r.boolean_or("attention_bias", qwen2, "/attention/qkv_bias");

@@ -475,3 +475,38 @@ TEST_CASE("Mistral 3 config.json (mistral3): Mistral Small 3.2's decoder and its
                                 "\"projector_hidden_act\": \"relu6\"")),
                     Catch::Contains("c.json:/projector_hidden_act"));
 }
+
+TEST_CASE("MiniMax-M2 config.json (minimax_m2): full-width q / k norms, 256 experts, no MTP") {
+  // MiniMax-M2.7 by hand (modeling_minimax_m2.py): per layer q 3072 x 6144, k / v 3072 x 1024,
+  // o 6144 x 3072, q_norm 6144 and k_norm 1024 (qk_norm_type per_layer), router 3072 x 256, 256
+  // experts 3 x 3072 x 1536, two norms; untied 200064 x 3072 embedding and head; the final norm.
+  // The router's 256 correction-bias values per layer (15,872 in all) are not counted, as for
+  // DeepSeek (not trained by gradient). Published (third-party architecture notes, SOURCES.md):
+  // 229.9B total, 9.8B active.
+  const HfImport imp = fixture("minimax-m2.7");
+  const ModelSpec& m = imp.model;
+  const int64_t h = 3072, attention = h * 6144 + 2 * h * 1024 + 6144 * h + 6144 + 1024;
+  const int64_t expert = 3 * h * 1536, emb = 2 * int64_t{200064} * h;
+  CHECK(m.attention.qk_norm_all_heads);
+  CHECK(m.mtp_layers == 0);
+  CHECK(total_params(m) == 62 * (attention + h * 256 + 256 * expert + 2 * h) + emb + h);
+  CHECK(total_params(m) == 228689748992);
+  CHECK(active_params(m) == 62 * (attention + h * 256 + 8 * expert + 2 * h) + emb + h);
+  CHECK(static_cast<double>(total_params(m)) == Approx(229.9e9).epsilon(0.01));
+  CHECK(static_cast<double>(active_params(m) - emb - h) == Approx(9.8e9).epsilon(0.01));
+  const std::string good = read_text_file(kHfConfigDir + "minimax-m2.7.json");
+  // qk_norm_type per_head: Qwen3's per-head norms, 2 x 128 weights per layer.
+  const ModelSpec ph = text(edited(good, "\"per_layer\"", "\"per_head\"")).model;
+  CHECK_FALSE(ph.attention.qk_norm_all_heads);
+  CHECK(total_params(m) - total_params(ph) == 62 * (6144 + 1024 - 2 * 128));
+  CHECK_THROWS_WITH(
+      text(edited(good,
+                  "1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, "
+                  "1, 1, 1, 1, 1,\n",
+                  "0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, "
+                  "1, 1, 1, 1, 1,\n")),
+      Catch::Contains("c.json:/attn_type_list/0: 0 is a lightning (linear) attention layer"));
+  CHECK_THROWS_WITH(
+      text(edited(good, "\"shared_intermediate_size\": 0", "\"shared_intermediate_size\": 512")),
+      Catch::Contains("c.json:/shared_intermediate_size: a shared expert is not part"));
+}
