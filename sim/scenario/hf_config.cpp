@@ -59,6 +59,8 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"olmo3", Family::kOlmo3},
                                                  {"olmoe", Family::kOlmoe},
                                                  {"minimax_m2", Family::kMiniMaxM2},
+                                                 {"qwen2_vl", Family::kQwen2},
+                                                 {"qwen2_5_vl", Family::kQwen2},
                                                  {"mistral3", Family::kMistral}};
 
 // model_types that name a published architecture fleetsim recognises but does not model yet.
@@ -68,20 +70,24 @@ const std::map<std::string, std::string> kNotModelled = {
      "Jamba (Mamba + attention + MoE layers): its Mamba-1 selective-scan layers are not "
      "modelled (Mamba-2 is, for nemotron_h)"}};
 
-// Multimodal model_types whose language model is the text_config object: its config class and
-// the model_type it must carry when it names one (null: the family's reader checks it).
+// Multimodal model_types whose language model is the text_config object: its config class, the
+// model_type it must carry when it names one (null: the family's reader checks it), and whether
+// the language model's keys may instead be at the top level (no text_config).
 struct NestedText {
   const char* cls;
   const char* model_type;
+  bool optional;
 };
 const std::map<std::string, NestedText> kNestedText = {
-    {"gemma3", {"Gemma3TextConfig", nullptr}},
-    {"llama4", {"Llama4TextConfig", nullptr}},
-    {"qwen3_5", {"Qwen3_5TextConfig", nullptr}},
-    {"qwen3_5_moe", {"Qwen3_5MoeTextConfig", nullptr}},
-    {"qwen3_vl", {"Qwen3VLTextConfig", "qwen3_vl_text"}},
-    {"qwen3_vl_moe", {"Qwen3VLMoeTextConfig", "qwen3_vl_moe_text"}},
-    {"mistral3", {"MistralConfig", "mistral"}}};
+    {"gemma3", {"Gemma3TextConfig", nullptr, false}},
+    {"llama4", {"Llama4TextConfig", nullptr, false}},
+    {"qwen3_5", {"Qwen3_5TextConfig", nullptr, true}},
+    {"qwen3_5_moe", {"Qwen3_5MoeTextConfig", nullptr, true}},
+    {"qwen3_vl", {"Qwen3VLTextConfig", "qwen3_vl_text", false}},
+    {"qwen3_vl_moe", {"Qwen3VLMoeTextConfig", "qwen3_vl_moe_text", false}},
+    {"qwen2_vl", {"Qwen2VLTextConfig", "qwen2_vl_text", true}},
+    {"qwen2_5_vl", {"Qwen2_5_VLTextConfig", "qwen2_5_vl_text", true}},
+    {"mistral3", {"MistralConfig", "mistral", false}}};
 
 std::string family_class(const std::string& model_type) {
   static const std::map<std::string, std::string> names = {
@@ -122,6 +128,8 @@ std::string family_class(const std::string& model_type) {
       {"olmo3", "Olmo3Config"},
       {"olmoe", "OlmoeConfig"},
       {"minimax_m2", "MiniMaxM2Config"},
+      {"qwen2_vl", "Qwen2VLConfig"},
+      {"qwen2_5_vl", "Qwen2_5_VLConfig"},
       {"mistral3", "Mistral3Config"}};
   return names.at(model_type);
 }
@@ -258,12 +266,13 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
   m.sources = {file + " (Hugging Face config.json, model_type " + imp.model_type + ")"};
   m.source = m.sources.front();
   // Multimodal checkpoints keep the language model's keys in text_config (of the class
-  // kNestedText names); their text-only classes, at the top level. Qwen3.5's class reads either.
+  // kNestedText names); their text-only classes, at the top level (or, where kNestedText says
+  // so, the checkpoint's own file too).
   const bool qwen3_5 = f == Family::kQwen35 || f == Family::kQwen35Moe;
   const bool qwen3_vl = imp.model_type == "qwen3_vl" || imp.model_type == "qwen3_vl_moe";
   const auto nested = kNestedText.find(imp.model_type);
   std::optional<HfReader> text;
-  if (nested != kNestedText.end() && (!qwen3_5 || r.present("text_config")))
+  if (nested != kNestedText.end() && (!nested->second.optional || r.present("text_config")))
     text.emplace(r.child("text_config"));
   HfReader& b = text ? *text : r;
   read_decoder(b, m, f, imp.model_type);
@@ -272,6 +281,10 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
     if (want != nullptr && b.present("model_type") && b.str("model_type") != want)
       b.fail("/model_type", std::string("expected '") + want + "' (the text config of " +
                                 imp.model_type + " that fleetsim maps)");
+    if (imp.model_type == "qwen2_vl" || imp.model_type == "qwen2_5_vl")
+      for (const char* k : {"image_token_id", "video_token_id", "vision_start_token_id",
+                            "vision_end_token_id", "vision_token_id"})
+        b.ignore(k);  // the media token ids transformers copies into text_config
     const bool text_ties = b.present("tie_word_embeddings");
     b.finish(nested->second.cls);
     r.adopt(b);
@@ -279,6 +292,8 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
   }
   if (qwen3_5 || qwen3_vl) read_qwen_vision_wrapper(r, m);
   if (imp.model_type == "mistral3") read_mistral3_wrapper(r, m);
+  if (imp.model_type == "qwen2_vl" || imp.model_type == "qwen2_5_vl")
+    read_qwen2_vl_wrapper(r, m, text.has_value());
   if (imp.model_type == "gemma3") read_gemma3_wrapper(r, m);
   if (imp.model_type == "llama4") read_llama4_wrapper(r, m);
   if (imp.model_type == "deepseek_v32" && m.attention.sparse_topk == 0)

@@ -510,3 +510,40 @@ TEST_CASE("MiniMax-M2 config.json (minimax_m2): full-width q / k norms, 256 expe
       text(edited(good, "\"shared_intermediate_size\": 0", "\"shared_intermediate_size\": 512")),
       Catch::Contains("c.json:/shared_intermediate_size: a shared expert is not part"));
 }
+
+TEST_CASE("Qwen2-VL / Qwen2.5-VL config.json: Qwen2's decoder, nested or at the top level") {
+  // Qwen2.5-VL-7B's language model is Qwen2.5-7B's decoder: the same count as that fixture.
+  // Its vision encoder by hand (32 blocks of 1280: qkv / proj 4 x 1280^2 with biases 4 x 1280,
+  // SwiGLU 3 x 1280 x 3420 with biases 2 x 3420 + 1280, two RMSNorms 2 x 1280 = 19,702,200 each;
+  // Conv3d patch embedding 3 x 2 x 14 x 14 x 1280 = 1,505,280; merger: RMSNorm 1280, 5120 x
+  // 5120 + 5120, 5120 x 3584 + 3584 = 44,574,464): 676,550,144, the 8.29 B of the checkpoint with
+  // the language model's 7.62 B.
+  const std::string file = read_text_file(kHfConfigDir + "qwen2.5-vl-7b.json");
+  const HfImport vl = fixture("qwen2.5-vl-7b");
+  CHECK(total_params(vl.model) == total_params(fixture("qwen2.5-7b").model));
+  CHECK(vl.model.attention.qkv_bias);
+  const auto vision = [](const ModelSpec& m) {
+    const auto v =
+        std::find_if(m.unmodelled.begin(), m.unmodelled.end(),
+                     [](const UnmodelledFeature& u) { return u.feature == "vision_encoder"; });
+    return v == m.unmodelled.end() ? std::string() : v->note;
+  };
+  CHECK_THAT(vision(vl.model), Catch::Contains("32 blocks of width 1280, 0.677 B parameters"));
+  CHECK(static_cast<double>(total_params(vl.model) + 676550144) == Approx(8.29e9).epsilon(0.001));
+  // The checkpoint's own file (transformers 4.49) has no text_config: the top-level keys.
+  const size_t from = file.find("  \"text_config\": {"), to = file.find("\n  },\n", from);
+  REQUIRE(to != std::string::npos);
+  const std::string flat = file.substr(0, from) + file.substr(to + 5);
+  CHECK(total_params(text(flat).model) == total_params(vl.model));
+  // A top-level size that disagrees with text_config's.
+  CHECK_THROWS_WITH(
+      text(edited(file, "\"hidden_size\": 3584", "\"hidden_size\": 4096")),
+      Catch::Contains("c.json:/hidden_size: disagrees with /text_config/hidden_size"));
+  // Qwen2-VL's encoder (embed_dim 1280, plain MLP of mlp_ratio 4, LayerNorms with biases) by
+  // hand: 32 x 19,677,440 + 1,505,280 + merger 44,575,744 = 675,759,104.
+  const std::string q2 = edited(edited(flat, "\"qwen2_5_vl\",\n  \"num_attention_heads\"",
+                                       "\"qwen2_vl\",\n  \"num_attention_heads\""),
+                                "\"hidden_size\": 1280", "\"embed_dim\": 1280, \"mlp_ratio\": 4");
+  CHECK_THAT(vision(text(q2).model), Catch::Contains("Qwen2-VL vision encoder (vision_config: 32 "
+                                                     "blocks of width 1280, 0.676 B parameters)"));
+}
