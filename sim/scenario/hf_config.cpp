@@ -148,19 +148,29 @@ std::string default_name(const std::string& file) {
 
 namespace hf_internal {
 
-void add_vision_encoder_note(ModelSpec& m, const std::string& encoder, const std::string& token,
-                             const std::string& detail, double flops) {
+void add_vision_encoder_note(ModelSpec& m, const VisionEncoderNote& e) {
+  char head[256], projector[48] = "", detail[48] = "", tail[256];
+  if (e.projector > 0)
+    std::snprintf(projector, sizeof projector, ", and a %.1f M projector", e.projector / 1e6);
+  std::snprintf(head, sizeof head,
+                "%s (vision_config: %.0f %s of width %.0f, %.3f B parameters%s%s)", e.name.c_str(),
+                e.layers, e.unit, e.width, e.params / 1e9, e.params_note.c_str(), projector);
+  if (e.patches_per_token > 0)
+    std::snprintf(detail, sizeof detail, "%.0f patches per token, ", e.patches_per_token);
   const double lm = 6 * static_cast<double>(active_params(m));
-  char tail[256];
   std::snprintf(tail, sizeof tail,
                 "%.1f GFLOP of encoder matrices (%sforward + backward, its attention not "
                 "counted), %.0f %% of the language model's %.1f GFLOP (6 x active parameters)",
-                flops / 1e9, detail.c_str(), 100 * flops / lm, lm / 1e9);
+                e.flops / 1e9, detail, 100 * e.flops / lm, lm / 1e9);
   m.unmodelled.push_back({"vision_encoder", "small",
-                          encoder +
+                          std::string(head) +
                               " not simulated: the step is the language model's on text "
                               "tokens; each " +
-                              token + " would add about " + tail});
+                              e.token + " would add about " + tail});
+}
+
+double vision_size(HfReader& v, const char* key, int64_t dflt, int64_t lo) {
+  return static_cast<double>(v.integer_or(key, dflt, lo, int64_t{1} << 24, ""));
 }
 
 }  // namespace hf_internal

@@ -1,7 +1,6 @@
 // Hugging Face config.json -> ModelSpec for Gemma 2 and Gemma 3 (see hf_config.h): gemma2,
 // gemma3_text, and gemma3 (Gemma3ForConditionalGeneration, whose text_config lists only what
 // differs from Gemma3TextConfig's defaults).
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -56,9 +55,7 @@ void read_gemma_window(HfReader& r, ModelSpec& m, bool gemma3, const GemmaDefaul
 // mm_tokens_per_image tokens), for the note that says what fleetsim leaves out.
 void siglip_note(HfReader& v, ModelSpec& m, int64_t tokens_per_image) {
   // Absent keys: SiglipVisionConfig's defaults.
-  const auto get = [&v](const char* key, int64_t dflt) {
-    return static_cast<double>(v.integer_or(key, dflt, 1, int64_t{1} << 24, ""));
-  };
+  const auto get = [&v](const char* key, int64_t dflt) { return vision_size(v, key, dflt); };
   const double h = get("hidden_size", 768);
   const double ffn = get("intermediate_size", 3072);
   const double layers = get("num_hidden_layers", 12);
@@ -73,13 +70,13 @@ void siglip_note(HfReader& v, ModelSpec& m, int64_t tokens_per_image) {
   const double per_token = patches / static_cast<double>(tokens_per_image);
   const double flops =
       6 * (layers * block_matrices * per_token + h * static_cast<double>(m.hidden));
-  char encoder[160], detail[48];
-  std::snprintf(encoder, sizeof encoder,
-                "SigLIP vision encoder (vision_config: %.0f layers of width %.0f, %.3f B "
-                "parameters, and a %.1f M projector)",
-                layers, h, params / 1e9, projector / 1e6);
-  std::snprintf(detail, sizeof detail, "%.0f patches per token, ", per_token);
-  add_vision_encoder_note(m, encoder, "image token", detail, flops);
+  add_vision_encoder_note(m, {.name = "SigLIP vision encoder",
+                              .layers = layers,
+                              .width = h,
+                              .params = params,
+                              .projector = projector,
+                              .patches_per_token = per_token,
+                              .flops = flops});
 }
 
 }  // namespace

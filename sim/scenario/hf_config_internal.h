@@ -66,12 +66,25 @@ void read_qwen_vision_wrapper(HfReader& r, ModelSpec& m);
 // keys (the SigLIP vision_config, mm_tokens_per_image, image token ids).
 void read_gemma(HfReader& r, ModelSpec& m, bool gemma3);
 void read_gemma3_wrapper(HfReader& r, ModelSpec& m);
-// The `unmodelled` entry of a multimodal checkpoint's vision encoder, which is not simulated
-// (hf_config.cpp): `encoder` says what it is, `token` what one language-model token of it
-// encodes, `detail` (empty or ending in ", ") what the FLOPs assume; `flops`: the encoder's
-// training FLOPs per such token, set against 6 x the model's active parameters.
-void add_vision_encoder_note(ModelSpec& m, const std::string& encoder, const std::string& token,
-                             const std::string& detail, double flops);
+// A multimodal checkpoint's vision encoder, which is not simulated, as its `unmodelled` note
+// says it (add_vision_encoder_note, hf_config.cpp): "<name> (vision_config: <layers> <unit> of
+// width <width>, <params> B parameters<params_note>[, and a <projector> M projector]) not
+// simulated ... each <token> would add about <flops> ...". `patches_per_token` > 0 is printed
+// as what the FLOPs assume; `flops`: training FLOPs per such token, set against 6 x the model's
+// active parameters.
+struct VisionEncoderNote {
+  std::string name;
+  const char* unit = "layers";
+  double layers = 0, width = 0, params = 0;
+  std::string params_note;
+  double projector = 0;  // parameters of a projector named apart (0: none)
+  double patches_per_token = 0;
+  const char* token = "image token";
+  double flops = 0;
+};
+void add_vision_encoder_note(ModelSpec& m, const VisionEncoderNote& e);
+// An integer size of a vision_config, as a double: `dflt` (the config class's) when absent.
+double vision_size(HfReader& v, const char* key, int64_t dflt, int64_t lo = 1);
 // The layer_types list of sliding / full attention layers (hf_config.cpp).
 void read_layer_types(HfReader& r, ModelSpec& m, int window);
 // Whether the per-layer flags `on` repeat with a period whose first `count` layers are on and

@@ -3,7 +3,6 @@
 // text_config), as transformers' configuration_llama4.py / modeling_llama4.py define them. A key
 // absent from the file takes Llama4TextConfig's default, as the class does.
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -145,9 +144,7 @@ void read_llama4_moe(HfReader& r, ModelSpec& m) {
 // what fleetsim leaves out.
 void llama4_vision_note(HfReader& v, ModelSpec& m) {
   // Absent keys: Llama4VisionConfig's defaults.
-  const auto get = [&v](const char* key, int64_t dflt) {
-    return static_cast<double>(v.integer_or(key, dflt, 1, int64_t{1} << 24, ""));
-  };
+  const auto get = [&v](const char* key, int64_t dflt) { return vision_size(v, key, dflt); };
   const double h = get("hidden_size", 768);
   const double layers = get("num_hidden_layers", 34);
   const double ffn = get("intermediate_size", 5632);
@@ -168,13 +165,14 @@ void llama4_vision_note(HfReader& v, ModelSpec& m) {
   const double projector = out * static_cast<double>(m.hidden);
   const double per_token = 1 / (ratio * ratio);
   const double flops = 6 * (layers * block_matrices * per_token + adapter + projector);
-  char encoder[192], detail[48];
-  std::snprintf(encoder, sizeof encoder,
-                "vision encoder (vision_config: %.0f layers of width %.0f, %.3f B parameters "
-                "with its pixel-shuffle adapter, and a %.1f M projector)",
-                layers, h, params / 1e9, projector / 1e6);
-  std::snprintf(detail, sizeof detail, "%.0f patches per token, ", per_token);
-  add_vision_encoder_note(m, encoder, "image token", detail, flops);
+  add_vision_encoder_note(m, {.name = "vision encoder",
+                              .layers = layers,
+                              .width = h,
+                              .params = params,
+                              .params_note = " with its pixel-shuffle adapter",
+                              .projector = projector,
+                              .patches_per_token = per_token,
+                              .flops = flops});
 }
 
 }  // namespace

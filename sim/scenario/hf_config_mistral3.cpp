@@ -2,7 +2,6 @@
 // (Mistral3ForConditionalGeneration: Mistral Small 3.1 / 3.2), whose language model is a
 // MistralConfig in text_config, read as mistral; here the keys around it and the Pixtral vision
 // encoder's note, as transformers' modeling_mistral3.py and modeling_pixtral.py build them.
-#include <cstdio>
 #include <string>
 
 #include "scenario/hf_config_internal.h"
@@ -17,9 +16,7 @@ namespace {
 // of an image (spatial_merge_size^2 patches), for the note that says what fleetsim leaves out.
 void pixtral_note(HfReader& v, ModelSpec& m, double merge, bool projector_bias) {
   // Absent keys: PixtralVisionConfig's defaults.
-  const auto get = [&v](const char* key, int64_t dflt) {
-    return static_cast<double>(v.integer_or(key, dflt, 1, int64_t{1} << 24, ""));
-  };
+  const auto get = [&v](const char* key, int64_t dflt) { return vision_size(v, key, dflt); };
   const double h = get("hidden_size", 1024);
   const double ffn = get("intermediate_size", 4096);
   const double layers = get("num_hidden_layers", 24);
@@ -33,13 +30,13 @@ void pixtral_note(HfReader& v, ModelSpec& m, double merge, bool projector_bias) 
       h + projector_matrices + (projector_bias ? 2 * text : 0.0);  // norm, merger, linear_1, _2
   const double per_token = merge * merge;
   const double flops = 6 * (layers * block_matrices * per_token + projector_matrices);
-  char encoder[192], detail[48];
-  std::snprintf(encoder, sizeof encoder,
-                "Pixtral vision encoder (vision_config: %.0f layers of width %.0f, %.3f B "
-                "parameters, and a %.1f M projector)",
-                layers, h, params / 1e9, projector / 1e6);
-  std::snprintf(detail, sizeof detail, "%.0f patches per token, ", per_token);
-  add_vision_encoder_note(m, encoder, "image token", detail, flops);
+  add_vision_encoder_note(m, {.name = "Pixtral vision encoder",
+                              .layers = layers,
+                              .width = h,
+                              .params = params,
+                              .projector = projector,
+                              .patches_per_token = per_token,
+                              .flops = flops});
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 // level (the checkpoints' own files) or from text_config (files transformers 4.53+ saved, which
 // keep a copy of it at the top level); here the keys around it and the vision encoder's note, as
 // transformers' modeling_qwen2_vl.py and modeling_qwen2_5_vl.py build them.
-#include <cstdio>
 #include <string>
 
 #include "scenario/hf_config_internal.h"
@@ -18,9 +17,7 @@ namespace {
 // matrices per language-model token of an image (spatial_merge_size^2 patches).
 void qwen2_vl_vision_note(HfReader& v, ModelSpec& m, bool v2_5) {
   // Absent keys: Qwen2_5_VLVisionConfig's / Qwen2VLVisionConfig's defaults.
-  const auto get = [&v](const char* key, int64_t dflt) {
-    return static_cast<double>(v.integer_or(key, dflt, 1, int64_t{1} << 24, ""));
-  };
+  const auto get = [&v](const char* key, int64_t dflt) { return vision_size(v, key, dflt); };
   const double h = v2_5 ? get("hidden_size", 3584) : get("embed_dim", 1280);
   const double depth = get("depth", 32);
   const double ffn = v2_5 ? get("intermediate_size", 3420) : h * get("mlp_ratio", 4);
@@ -39,11 +36,14 @@ void qwen2_vl_vision_note(HfReader& v, ModelSpec& m, bool v2_5) {
   const double params =
       depth * (block_matrices + norms + biases) + channels * tpatch * patch * patch * h + merger;
   const double flops = 6 * (depth * block_matrices * merge * merge + merger_matrices);
-  char encoder[160];
-  std::snprintf(encoder, sizeof encoder,
-                "%s vision encoder (vision_config: %.0f blocks of width %.0f, %.3f B parameters)",
-                v2_5 ? "Qwen2.5-VL" : "Qwen2-VL", depth, h, params / 1e9);
-  add_vision_encoder_note(m, encoder, "image or video token", "", flops);
+  add_vision_encoder_note(m,
+                          {.name = v2_5 ? "Qwen2.5-VL vision encoder" : "Qwen2-VL vision encoder",
+                           .unit = "blocks",
+                           .layers = depth,
+                           .width = h,
+                           .params = params,
+                           .token = "image or video token",
+                           .flops = flops});
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // Hugging Face config.json -> ModelSpec for Qwen's Gated DeltaNet hybrids (see hf_config.h):
 // Qwen3-Next (qwen3_next) and Qwen3.5 / 3.6 (qwen3_5, qwen3_5_moe and their text-only classes).
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -214,9 +213,7 @@ namespace {
 // deepstack_visual_indexes is absent (Qwen3VLVisionConfig's [8, 16, 24]; Qwen3.5's none).
 void vision_encoder_note(HfReader& v, ModelSpec& m, double deepstack_default) {
   // Absent keys: the vision config class's defaults (Qwen3-VL's and Qwen3.5's agree on these).
-  const auto get = [&v](const char* key, int64_t dflt) {
-    return static_cast<double>(v.integer_or(key, dflt, 0, int64_t{1} << 24, ""));
-  };
+  const auto get = [&v](const char* key, int64_t dflt) { return vision_size(v, key, dflt, 0); };
   const double h = get("hidden_size", 1152);
   const double depth = get("depth", 27);
   const double ffn = get("intermediate_size", 4304);
@@ -239,11 +236,13 @@ void vision_encoder_note(HfReader& v, ModelSpec& m, double deepstack_default) {
                         deepstack * (2 * hm + merger_matrices + hm + out);
   const double flops =
       6 * (depth * block_matrices * merge * merge + (1 + deepstack) * merger_matrices);
-  char encoder[128];
-  std::snprintf(encoder, sizeof encoder,
-                "vision encoder (vision_config: %.0f blocks of width %.0f, %.3f B parameters)",
-                depth, h, params / 1e9);
-  add_vision_encoder_note(m, encoder, "image or video token", "", flops);
+  add_vision_encoder_note(m, {.name = "vision encoder",
+                              .unit = "blocks",
+                              .layers = depth,
+                              .width = h,
+                              .params = params,
+                              .token = "image or video token",
+                              .flops = flops});
 }
 
 }  // namespace

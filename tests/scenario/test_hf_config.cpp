@@ -76,9 +76,9 @@ TEST_CASE("imported MoE configs match their published active parameters") {
 }
 
 TEST_CASE("imported configs of zoo models equal the zoo definitions") {
-  for (const char* id :
-       {"llama2-7b", "llama3-8b", "llama3-70b", "llama3.1-405b", "mixtral-8x7b", "mixtral-8x22b",
-        "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-v3", "gpt-oss-20b", "gpt-oss-120b"}) {
+  for (const char* id : {"llama2-7b", "llama3-8b", "llama3-70b", "llama3.1-405b", "mixtral-8x7b",
+                         "mixtral-8x22b", "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-v3",
+                         "gpt-oss-20b", "gpt-oss-120b", "llama4-scout", "llama4-maverick"}) {
     INFO(id);
     const ModelSpec a = fixture(id).model;
     const ModelSpec z = zoo(id);
@@ -103,6 +103,7 @@ TEST_CASE("imported configs of zoo models equal the zoo definitions") {
     CHECK(a.attention.sliding_window == z.attention.sliding_window);
     CHECK(a.attention.window_pattern == z.attention.window_pattern);
     CHECK(a.attention.window_layers == z.attention.window_layers);
+    CHECK(a.attention.window_kind == z.attention.window_kind);
     CHECK(a.moe.experts == z.moe.experts);
     CHECK(a.moe.top_k == z.moe.top_k);
     CHECK(a.moe.expert_ffn == z.moe.expert_ffn);
