@@ -68,7 +68,19 @@ const std::map<std::string, std::string> kNotModelled = {
     {"mamba2", "pure Mamba-2 models (MambaConfig layout) are not mapped; nemotron_h is"},
     {"jamba",
      "Jamba (Mamba + attention + MoE layers): its Mamba-1 selective-scan layers are not "
-     "modelled (Mamba-2 is, for nemotron_h)"}};
+     "modelled (Mamba-2 is, for nemotron_h)"},
+    {"falcon_h1",
+     "Falcon-H1 runs attention and a Mamba-2 mixer side by side in every layer; parallel mixers "
+     "are not modelled (one mixer per block is: nemotron_h, granitemoehybrid, bamba)"},
+    {"minimax",
+     "MiniMax-01's lightning (linear) attention layers are not modelled (minimax_m2, all full "
+     "attention, is)"},
+    {"zamba2",
+     "Zamba2's shared attention blocks (one set of weights reused across layers, with LoRA "
+     "adapters) are not modelled"},
+    {"mllama",
+     "Llama 3.2 Vision's cross-attention layers (to the image encoder's states) are not "
+     "modelled"}};
 
 // Multimodal model_types whose language model is the text_config object: its config class, the
 // model_type it must carry when it names one (null: the family's reader checks it), and whether

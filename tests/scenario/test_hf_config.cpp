@@ -185,6 +185,17 @@ TEST_CASE("bad config.json files are input errors naming the key") {
                     Catch::Contains("c.json:/layer_types/1: linear-attention"));
   CHECK_THROWS_WITH(text(R"({"model_type": "mamba2"})"),
                     Catch::Contains("c.json:/model_type: 'mamba2'"));
+  // Architectures fleetsim recognises and says it does not model, each with what.
+  for (const auto& [type, what] : {std::pair<const char*, const char*>{"jamba", "Mamba-1"},
+                                   {"falcon_h1", "parallel mixers are not modelled"},
+                                   {"minimax", "lightning (linear) attention"},
+                                   {"zamba2", "shared attention blocks"},
+                                   {"mllama", "cross-attention layers"}}) {
+    INFO(type);
+    CHECK_THROWS_WITH(text(std::string(R"({"model_type": ")") + type + R"("})"),
+                      Catch::Contains(std::string("c.json:/model_type: '") + type + "'") &&
+                          Catch::Contains(what));
+  }
 }
 
 TEST_CASE("GLM-4.5 config.json (glm4_moe): DeepSeek's MoE layer under GQA, published counts") {
