@@ -59,6 +59,7 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"olmo3", Family::kOlmo3},
                                                  {"olmoe", Family::kOlmoe},
                                                  {"minimax_m2", Family::kMiniMaxM2},
+                                                 {"glm_moe_dsa", Family::kDeepseek},
                                                  {"qwen2_vl", Family::kQwen2},
                                                  {"qwen2_5_vl", Family::kQwen2},
                                                  {"mistral3", Family::kMistral}};
@@ -140,6 +141,7 @@ std::string family_class(const std::string& model_type) {
       {"olmo3", "Olmo3Config"},
       {"olmoe", "OlmoeConfig"},
       {"minimax_m2", "MiniMaxM2Config"},
+      {"glm_moe_dsa", "GlmMoeDsaConfig"},
       {"qwen2_vl", "Qwen2VLConfig"},
       {"qwen2_5_vl", "Qwen2_5_VLConfig"},
       {"mistral3", "Mistral3Config"}};
@@ -318,10 +320,12 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
     read_qwen2_vl_wrapper(r, m, text.has_value());
   if (imp.model_type == "gemma3") read_gemma3_wrapper(r, m);
   if (imp.model_type == "llama4") read_llama4_wrapper(r, m);
-  if (imp.model_type == "deepseek_v32" && m.attention.sparse_topk == 0)
-    r.fail("/index_topk",
-           "missing: DeepseekV32Config needs index_topk, index_n_heads and "
-           "index_head_dim (DeepSeek sparse attention)");
+  const bool dsa = imp.model_type == "deepseek_v32" || imp.model_type == "glm_moe_dsa";
+  if (dsa && m.attention.sparse_topk == 0)
+    r.fail("/index_topk", "missing: " + family_class(imp.model_type) +
+                              " needs index_topk, index_n_heads and index_head_dim (DeepSeek "
+                              "sparse attention)");
+  if (imp.model_type == "glm_moe_dsa") read_indexer_schedule(r, m.layers);
   if (m.moe.experts > 0) m.experts_field = file + ":" + r.origin_of("/moe/experts");
   r.finish(family_class(imp.model_type));
   imp.origin = r.origin();

@@ -2,6 +2,7 @@
 // hf_config.h): grouped-query attention, DeepSeek's multi-head latent attention and the lightning
 // indexer of its sparse attention.
 #include <string>
+#include <vector>
 
 #include "scenario/hf_config_internal.h"
 
@@ -84,6 +85,34 @@ void read_mla(HfReader& r, ModelSpec& m) {
     r.note("/attention/indexer_head_dim",
            "config.json:/index_head_dim; the indexer's key LayerNorm (weight and bias) counted");
   }
+}
+
+// GlmMoeDsaConfig's per-layer indexer schedule (indexer_types, or the index_topk_freq /
+// index_skip_topk_offset / index_topk_pattern it is derived from): a "shared" layer reuses the
+// previous layer's top-k instead of running its indexer, which fleetsim does not model; every
+// layer "full" (GLM-5's) is read.
+void read_indexer_schedule(HfReader& r, int layers) {
+  if (r.present("indexer_types")) {
+    const std::vector<std::string> t = r.string_list("indexer_types");
+    if (static_cast<int>(t.size()) != layers)
+      r.fail("/indexer_types", "expected one entry per layer (" + std::to_string(layers) +
+                                   "), got " + std::to_string(t.size()));
+    for (size_t i = 0; i < t.size(); ++i)
+      if (t[i] != "full")
+        r.fail("/indexer_types/" + std::to_string(i),
+               "expected 'full': a layer that reuses another's top-k ('" + t[i] +
+                   "') is not modelled");
+  }
+  r.ignore("indexer_types");
+  if (r.present("index_topk_freq") && r.integer("index_topk_freq", 0, 1 << 20, "") > 1)
+    r.fail("/index_topk_freq",
+           "layers that reuse another's top-k are not modelled (only 1, every layer's own "
+           "indexer)");
+  if (r.is_string("index_topk_pattern") &&
+      r.str("index_topk_pattern").find_first_not_of('F') != std::string::npos)
+    r.fail("/index_topk_pattern", "'S' layers (reusing another's top-k) are not modelled");
+  for (const char* k : {"index_topk_freq", "index_skip_topk_offset", "index_topk_pattern"})
+    r.ignore(k);
 }
 
 }  // namespace fleetsim::hf_internal

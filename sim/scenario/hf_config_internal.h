@@ -98,6 +98,7 @@ void read_mla(HfReader& r, ModelSpec& m);
 // The lightning indexer of DeepSeek sparse attention (V3.2's DSA, V4's CSA layers): index_topk,
 // index_n_heads, index_head_dim, each required.
 void read_indexer(HfReader& r, AttentionSpec& a);
+void read_indexer_schedule(HfReader& r, int layers);  // glm_moe_dsa's indexer_types
 void read_kimi_linear(HfReader& r, ModelSpec& m);
 void read_deepseek_v4(HfReader& r, ModelSpec& m);  // hf_config_v4.cpp
 void read_gpt2(HfReader& r, ModelSpec& m);         // hf_config_gpt2.cpp

@@ -559,3 +559,33 @@ TEST_CASE("Qwen2-VL / Qwen2.5-VL config.json: Qwen2's decoder, nested or at the 
   CHECK_THAT(vision(text(q2).model), Catch::Contains("Qwen2-VL vision encoder (vision_config: 32 "
                                                      "blocks of width 1280, 0.676 B parameters)"));
 }
+
+TEST_CASE("GLM-5 config.json (glm_moe_dsa): DeepSeek-V3.2's layer at GLM-5's sizes") {
+  // The GLM-5 report (arXiv:2602.15763, its architecture table): 744B total, 40B activated; 3
+  // dense and 75 MoE layers, one MTP layer; DSA with a 32-head, 128-wide indexer.
+  const HfImport imp = fixture("glm-5");
+  const ModelSpec& m = imp.model;
+  CHECK(m.attention.kind == AttentionKind::kMla);
+  CHECK(m.attention.sparse_topk == 2048);
+  CHECK(m.attention.indexer_heads == 32);
+  CHECK(m.moe.first_k_dense == 3);
+  CHECK(m.mtp_layers == 1);
+  CHECK(static_cast<double>(total_params(m)) == Approx(744e9).epsilon(0.01));
+  // Activated without the embedding and output matrices (154880 x 6144 each), as GLM counts.
+  const double emb = 2.0 * 154880 * 6144;
+  CHECK(static_cast<double>(active_params(m)) - emb == Approx(40e9).epsilon(0.01));
+  const std::string good = read_text_file(kHfConfigDir + "glm-5.json");
+  std::string shared = "[\"full\"";
+  for (int i = 1; i < 78; ++i)
+    shared += i == 5 ? ", \"shared\"" : ", \"full\"";
+  CHECK_THROWS_WITH(text(edited(good, "\"intermediate_size\"",
+                                "\"indexer_types\": " + shared + "], \"intermediate_size\"")),
+                    Catch::Contains("c.json:/indexer_types/5: expected 'full'"));
+  CHECK_THROWS_WITH(text(edited(good, "\"index_topk\": 2048,", "")),
+                    Catch::Contains("c.json:/index_topk: missing required key"));
+  const std::string no_dsa =
+      edited(edited(edited(good, "\"index_topk\": 2048,", ""), "\"index_n_heads\": 32,", ""),
+             "\"index_head_dim\": 128,", "");
+  CHECK_THROWS_WITH(text(no_dsa),
+                    Catch::Contains("c.json:/index_topk: missing: GlmMoeDsaConfig needs"));
+}
