@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <optional>
 #include <set>
 
 #include "core/error.h"
@@ -60,6 +59,7 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"olmoe", Family::kOlmoe},
                                                  {"minimax_m2", Family::kMiniMaxM2},
                                                  {"glm_moe_dsa", Family::kDeepseek},
+                                                 {"kimi_k25", Family::kDeepseek},
                                                  {"qwen2_vl", Family::kQwen2},
                                                  {"qwen2_5_vl", Family::kQwen2},
                                                  {"mistral3", Family::kMistral}};
@@ -84,23 +84,24 @@ const std::map<std::string, std::string> kNotModelled = {
      "modelled"}};
 
 // Multimodal model_types whose language model is the text_config object: its config class, the
-// model_type it must carry when it names one (null: the family's reader checks it), and whether
+// model_types it may carry when it names one (empty: the family's reader checks it), and whether
 // the language model's keys may instead be at the top level (no text_config).
 struct NestedText {
   const char* cls;
-  const char* model_type;
+  std::vector<std::string> model_types;
   bool optional;
 };
 const std::map<std::string, NestedText> kNestedText = {
-    {"gemma3", {"Gemma3TextConfig", nullptr, false}},
-    {"llama4", {"Llama4TextConfig", nullptr, false}},
-    {"qwen3_5", {"Qwen3_5TextConfig", nullptr, true}},
-    {"qwen3_5_moe", {"Qwen3_5MoeTextConfig", nullptr, true}},
-    {"qwen3_vl", {"Qwen3VLTextConfig", "qwen3_vl_text", false}},
-    {"qwen3_vl_moe", {"Qwen3VLMoeTextConfig", "qwen3_vl_moe_text", false}},
-    {"qwen2_vl", {"Qwen2VLTextConfig", "qwen2_vl_text", true}},
-    {"qwen2_5_vl", {"Qwen2_5_VLTextConfig", "qwen2_5_vl_text", true}},
-    {"mistral3", {"MistralConfig", "mistral", false}}};
+    {"gemma3", {"Gemma3TextConfig", {}, false}},
+    {"llama4", {"Llama4TextConfig", {}, false}},
+    {"qwen3_5", {"Qwen3_5TextConfig", {}, true}},
+    {"qwen3_5_moe", {"Qwen3_5MoeTextConfig", {}, true}},
+    {"qwen3_vl", {"Qwen3VLTextConfig", {"qwen3_vl_text"}, false}},
+    {"qwen3_vl_moe", {"Qwen3VLMoeTextConfig", {"qwen3_vl_moe_text"}, false}},
+    {"qwen2_vl", {"Qwen2VLTextConfig", {"qwen2_vl_text"}, true}},
+    {"qwen2_5_vl", {"Qwen2_5_VLTextConfig", {"qwen2_5_vl_text"}, true}},
+    {"mistral3", {"MistralConfig", {"mistral"}, false}},
+    {"kimi_k25", {"DeepseekV3Config", {"deepseek_v3", "kimi_k2"}, false}}};
 
 std::string family_class(const std::string& model_type) {
   static const std::map<std::string, std::string> names = {
@@ -142,6 +143,7 @@ std::string family_class(const std::string& model_type) {
       {"olmoe", "OlmoeConfig"},
       {"minimax_m2", "MiniMaxM2Config"},
       {"glm_moe_dsa", "GlmMoeDsaConfig"},
+      {"kimi_k25", "KimiK25Config"},
       {"qwen2_vl", "Qwen2VLConfig"},
       {"qwen2_5_vl", "Qwen2_5_VLConfig"},
       {"mistral3", "Mistral3Config"}};
@@ -251,6 +253,52 @@ void read_decoder(HfReader& b, ModelSpec& m, Family f, const std::string& model_
   }
 }
 
+// The language model: from text_config for the multimodal model_types of kNestedText (their
+// text-only classes, and where kNestedText says so the checkpoint's own file too, keep it at the
+// top level), else from the file itself. Whether it was text_config.
+bool read_language_model(HfReader& r, ModelSpec& m, Family f, const std::string& type) {
+  const auto nested = kNestedText.find(type);
+  if (nested == kNestedText.end() || (nested->second.optional && !r.present("text_config"))) {
+    read_decoder(r, m, f, type);
+    return false;
+  }
+  HfReader b = r.child("text_config");
+  read_decoder(b, m, f, type);
+  const std::vector<std::string>& want = nested->second.model_types;
+  if (!want.empty() && b.present("model_type") &&
+      std::find(want.begin(), want.end(), b.str("model_type")) == want.end())
+    b.fail("/model_type", "expected '" + want.front() +
+                              (want.size() > 1 ? "' or '" + want.back() : std::string()) +
+                              "' (the text config of " + type + " that fleetsim maps)");
+  if (type == "qwen2_vl" || type == "qwen2_5_vl")
+    for (const char* k : {"image_token_id", "video_token_id", "vision_start_token_id",
+                          "vision_end_token_id", "vision_token_id"})
+      b.ignore(k);  // the media token ids transformers copies into text_config
+  const bool text_ties = b.present("tie_word_embeddings");
+  b.finish(nested->second.cls);
+  r.adopt(b);
+  read_outer_tie(r, m, text_ties);
+  return true;
+}
+
+// The keys of a file besides its language model's: a multimodal checkpoint's (the vision
+// encoder, media token ids), and DeepSeek sparse attention's required indexer.
+void read_other_keys(HfReader& r, ModelSpec& m, Family f, const std::string& type, bool nested) {
+  if (f == Family::kQwen35 || f == Family::kQwen35Moe || type == "qwen3_vl" ||
+      type == "qwen3_vl_moe")
+    read_qwen_vision_wrapper(r, m);
+  if (type == "mistral3") read_mistral3_wrapper(r, m);
+  if (type == "kimi_k25") read_kimi_k25_wrapper(r, m);
+  if (type == "qwen2_vl" || type == "qwen2_5_vl") read_qwen2_vl_wrapper(r, m, nested);
+  if (type == "gemma3") read_gemma3_wrapper(r, m);
+  if (type == "llama4") read_llama4_wrapper(r, m);
+  if ((type == "deepseek_v32" || type == "glm_moe_dsa") && m.attention.sparse_topk == 0)
+    r.fail("/index_topk", "missing: " + family_class(type) +
+                              " needs index_topk, index_n_heads and index_head_dim (DeepSeek "
+                              "sparse attention)");
+  if (type == "glm_moe_dsa") read_indexer_schedule(r, m.layers);
+}
+
 }  // namespace
 
 std::vector<std::string> hf_model_types() {
@@ -289,43 +337,8 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
   m.file = file;
   m.sources = {file + " (Hugging Face config.json, model_type " + imp.model_type + ")"};
   m.source = m.sources.front();
-  // Multimodal checkpoints keep the language model's keys in text_config (of the class
-  // kNestedText names); their text-only classes, at the top level (or, where kNestedText says
-  // so, the checkpoint's own file too).
-  const bool qwen3_5 = f == Family::kQwen35 || f == Family::kQwen35Moe;
-  const bool qwen3_vl = imp.model_type == "qwen3_vl" || imp.model_type == "qwen3_vl_moe";
-  const auto nested = kNestedText.find(imp.model_type);
-  std::optional<HfReader> text;
-  if (nested != kNestedText.end() && (!nested->second.optional || r.present("text_config")))
-    text.emplace(r.child("text_config"));
-  HfReader& b = text ? *text : r;
-  read_decoder(b, m, f, imp.model_type);
-  if (text) {
-    const char* want = nested->second.model_type;
-    if (want != nullptr && b.present("model_type") && b.str("model_type") != want)
-      b.fail("/model_type", std::string("expected '") + want + "' (the text config of " +
-                                imp.model_type + " that fleetsim maps)");
-    if (imp.model_type == "qwen2_vl" || imp.model_type == "qwen2_5_vl")
-      for (const char* k : {"image_token_id", "video_token_id", "vision_start_token_id",
-                            "vision_end_token_id", "vision_token_id"})
-        b.ignore(k);  // the media token ids transformers copies into text_config
-    const bool text_ties = b.present("tie_word_embeddings");
-    b.finish(nested->second.cls);
-    r.adopt(b);
-    read_outer_tie(r, m, text_ties);
-  }
-  if (qwen3_5 || qwen3_vl) read_qwen_vision_wrapper(r, m);
-  if (imp.model_type == "mistral3") read_mistral3_wrapper(r, m);
-  if (imp.model_type == "qwen2_vl" || imp.model_type == "qwen2_5_vl")
-    read_qwen2_vl_wrapper(r, m, text.has_value());
-  if (imp.model_type == "gemma3") read_gemma3_wrapper(r, m);
-  if (imp.model_type == "llama4") read_llama4_wrapper(r, m);
-  const bool dsa = imp.model_type == "deepseek_v32" || imp.model_type == "glm_moe_dsa";
-  if (dsa && m.attention.sparse_topk == 0)
-    r.fail("/index_topk", "missing: " + family_class(imp.model_type) +
-                              " needs index_topk, index_n_heads and index_head_dim (DeepSeek "
-                              "sparse attention)");
-  if (imp.model_type == "glm_moe_dsa") read_indexer_schedule(r, m.layers);
+  const bool nested = read_language_model(r, m, f, imp.model_type);
+  read_other_keys(r, m, f, imp.model_type, nested);
   if (m.moe.experts > 0) m.experts_field = file + ":" + r.origin_of("/moe/experts");
   r.finish(family_class(imp.model_type));
   imp.origin = r.origin();

@@ -112,6 +112,9 @@ void read_llama4_wrapper(HfReader& r, ModelSpec& m);
 // The keys of a mistral3 file around its MistralConfig text_config (hf_config_mistral3.cpp): the
 // Pixtral vision_config and the projector's.
 void read_mistral3_wrapper(HfReader& r, ModelSpec& m);
+// The keys of a kimi_k25 file around its DeepSeek-V3 text_config (hf_config_kimi_k25.cpp): the
+// MoonViT vision_config and the media placeholders.
+void read_kimi_k25_wrapper(HfReader& r, ModelSpec& m);
 // The keys of a qwen2_vl / qwen2_5_vl file besides the language model's (hf_config_qwen2_vl.cpp):
 // the media token ids, the vision_config, and (`nested`: the model was read from text_config)
 // the top-level copy of the language model's keys.

@@ -589,3 +589,35 @@ TEST_CASE("GLM-5 config.json (glm_moe_dsa): DeepSeek-V3.2's layer at GLM-5's siz
   CHECK_THROWS_WITH(text(no_dsa),
                     Catch::Contains("c.json:/index_topk: missing: GlmMoeDsaConfig needs"));
 }
+
+TEST_CASE("Kimi K2.5 config.json (kimi_k25): Kimi K2's decoder in text_config, MoonViT noted") {
+  // The language model is Kimi K2's: field for field and count for count the zoo's kimi-k2
+  // (Moonshot's Kimi K2 README table, 1T total / 32B active).
+  const HfImport imp = fixture("kimi-k2.5");
+  const ModelSpec& m = imp.model;
+  const ModelSpec z = zoo("kimi-k2");
+  CHECK(m.layers == z.layers);
+  CHECK(m.attention.kind == AttentionKind::kMla);
+  CHECK(m.moe.experts == z.moe.experts);
+  CHECK(m.moe.first_k_dense == z.moe.first_k_dense);
+  CHECK(total_params(m) == total_params(z));
+  CHECK(active_params(m) == active_params(z));
+  // MoonViT by hand (SigLIP's block at 1152 x 27, MLP 4304: 4 x 1152^2 + 2 x 1152 x 4304 +
+  // biases and LayerNorms 14,672 = 15,239,504 per layer; patch convolution 3 x 14^2 x 1152 + 1152;
+  // final LayerNorm 2 x 1152): 412,147,440, Moonshot's "MoonViT, 400M".
+  const auto v =
+      std::find_if(m.unmodelled.begin(), m.unmodelled.end(),
+                   [](const UnmodelledFeature& u) { return u.feature == "vision_encoder"; });
+  REQUIRE(v != m.unmodelled.end());
+  CHECK_THAT(v->note, Catch::Contains("27 layers of width 1152, 0.412 B parameters without its "
+                                      "position embedding"));
+  const std::string good = read_text_file(kHfConfigDir + "kimi-k2.5.json");
+  CHECK_NOTHROW(
+      text(edited(good, "\"model_type\": \"deepseek_v3\"", "\"model_type\": \"kimi_k2\"")));
+  CHECK_THROWS_WITH(
+      text(edited(good, "\"model_type\": \"deepseek_v3\"", "\"model_type\": \"qwen3\"")),
+      Catch::Contains("c.json:/text_config/model_type: expected 'deepseek_v3' or "
+                      "'kimi_k2'"));
+  CHECK_THROWS_WITH(text(edited(good, "\"text_hidden_size\": 7168", "\"text_hidden_size\": 4096")),
+                    Catch::Contains("c.json:/vision_config/text_hidden_size: disagrees"));
+}
