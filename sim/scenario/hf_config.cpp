@@ -60,6 +60,8 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"minimax_m2", Family::kMiniMaxM2},
                                                  {"glm_moe_dsa", Family::kDeepseek},
                                                  {"kimi_k25", Family::kDeepseek},
+                                                 {"ministral", Family::kMistral},
+                                                 {"ministral3", Family::kMistral},
                                                  {"qwen2_vl", Family::kQwen2},
                                                  {"qwen2_5_vl", Family::kQwen2},
                                                  {"mistral3", Family::kMistral}};
@@ -100,7 +102,7 @@ const std::map<std::string, NestedText> kNestedText = {
     {"qwen3_vl_moe", {"Qwen3VLMoeTextConfig", {"qwen3_vl_moe_text"}, false}},
     {"qwen2_vl", {"Qwen2VLTextConfig", {"qwen2_vl_text"}, true}},
     {"qwen2_5_vl", {"Qwen2_5_VLTextConfig", {"qwen2_5_vl_text"}, true}},
-    {"mistral3", {"MistralConfig", {"mistral"}, false}},
+    {"mistral3", {"MistralConfig", {"mistral", "ministral3"}, false}},
     {"kimi_k25", {"DeepseekV3Config", {"deepseek_v3", "kimi_k2"}, false}}};
 
 std::string family_class(const std::string& model_type) {
@@ -144,6 +146,8 @@ std::string family_class(const std::string& model_type) {
       {"minimax_m2", "MiniMaxM2Config"},
       {"glm_moe_dsa", "GlmMoeDsaConfig"},
       {"kimi_k25", "KimiK25Config"},
+      {"ministral", "MinistralConfig"},
+      {"ministral3", "Ministral3Config"},
       {"qwen2_vl", "Qwen2VLConfig"},
       {"qwen2_5_vl", "Qwen2_5_VLConfig"},
       {"mistral3", "Mistral3Config"}};

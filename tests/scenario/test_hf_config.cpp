@@ -480,9 +480,22 @@ TEST_CASE("Mistral 3 config.json (mistral3): Mistral Small 3.2's decoder and its
                                       "projector"));
   CHECK(static_cast<double>(total_params(m) + 403305472 + 35652608) == Approx(24e9).epsilon(0.01));
   const std::string good = read_text_file(kHfConfigDir + "mistral-small-3.2-24b.json");
-  CHECK_THROWS_WITH(
-      text(edited(good, "\"model_type\": \"mistral\"", "\"model_type\": \"ministral3\"")),
-      Catch::Contains("c.json:/text_config/model_type: expected 'mistral'"));
+  // Ministral 3's text config (Ministral3Config): Mistral's matrices, another RoPE.
+  const ModelSpec m3 =
+      text(edited(good, "\"model_type\": \"mistral\"", "\"model_type\": \"ministral3\"")).model;
+  CHECK(total_params(m3) == total_params(m));
+  CHECK_THROWS_WITH(text(edited(good, "\"model_type\": \"mistral\"", "\"model_type\": \"qwen3\"")),
+                    Catch::Contains("c.json:/text_config/model_type: expected 'mistral' or "
+                                    "'ministral3'"));
+  // Ministral (MinistralConfig): Mistral's layer with sliding / full attention per layer.
+  const ModelSpec mi =
+      text(edited(llama(R"(, "sliding_window": 4096, "layer_types": ["sliding_attention",
+                                                                   "full_attention"])"),
+                  "\"llama\"", "\"ministral\""))
+          .model;
+  CHECK(mi.attention.sliding_window == 4096);
+  CHECK(mi.attention.window_pattern == 2);
+  CHECK(mi.attention.window_layers == 1);
   CHECK_THROWS_WITH(text(edited(good, "\"projector_hidden_act\": \"gelu\"",
                                 "\"projector_hidden_act\": \"relu6\"")),
                     Catch::Contains("c.json:/projector_hidden_act"));
