@@ -83,7 +83,14 @@ const std::map<std::string, std::string> kNotModelled = {
      "adapters) are not modelled"},
     {"mllama",
      "Llama 3.2 Vision's cross-attention layers (to the image encoder's states) are not "
-     "modelled"}};
+     "modelled"},
+    {"gemma4",
+     "Gemma 4's full-attention layers differ from its sliding ones (global_head_dim, their own "
+     "KV heads, keys shared as values), and its per-layer input embeddings and KV-shared layers "
+     "are not modelled (Gemma 2 / 3 are)"},
+    {"gemma4_text", "as gemma4: per-layer attention shapes and input embeddings, not modelled"},
+    {"gemma3n",
+     "Gemma 3n's per-layer embeddings, AltUp and Laurel blocks are not modelled (Gemma 3 is)"}};
 
 // Multimodal model_types whose language model is the text_config object: its config class, the
 // model_types it may carry when it names one (empty: the family's reader checks it), and whether

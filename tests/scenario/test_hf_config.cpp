@@ -190,7 +190,9 @@ TEST_CASE("bad config.json files are input errors naming the key") {
                                    {"falcon_h1", "parallel mixers are not modelled"},
                                    {"minimax", "lightning (linear) attention"},
                                    {"zamba2", "shared attention blocks"},
-                                   {"mllama", "cross-attention layers"}}) {
+                                   {"mllama", "cross-attention layers"},
+                                   {"gemma4", "per-layer input embeddings"},
+                                   {"gemma3n", "AltUp"}}) {
     INFO(type);
     CHECK_THROWS_WITH(text(std::string(R"({"model_type": ")") + type + R"("})"),
                       Catch::Contains(std::string("c.json:/model_type: '") + type + "'") &&
