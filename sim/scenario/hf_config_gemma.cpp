@@ -97,12 +97,7 @@ void read_gemma3_wrapper(HfReader& r, ModelSpec& m) {
     r.ignore(k);
   const int64_t per_image =
       r.present("mm_tokens_per_image") ? r.integer("mm_tokens_per_image", 1, 1 << 20, "") : 256;
-  if (r.present("vision_config")) {
-    HfReader v = r.child("vision_config");
-    siglip_note(v, m, per_image);
-  } else {
-    r.ignore("vision_config");
-  }
+  read_vision_config(r, [&](HfReader& v) { siglip_note(v, m, per_image); });
 }
 
 void read_gemma(HfReader& r, ModelSpec& m, bool gemma3) {

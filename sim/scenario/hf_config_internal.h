@@ -83,6 +83,17 @@ struct VisionEncoderNote {
   double flops = 0;
 };
 void add_vision_encoder_note(ModelSpec& m, const VisionEncoderNote& e);
+// A multimodal file's vision_config: `note(v)` with its reader when the file has one; absent
+// or null, nothing (no encoder).
+template <class Note>
+void read_vision_config(HfReader& r, Note note) {
+  if (!r.present("vision_config")) {
+    r.ignore("vision_config");
+    return;
+  }
+  HfReader v = r.child("vision_config");
+  note(v);
+}
 // An integer size of a vision_config, as a double: `dflt` (the config class's) when absent.
 double vision_size(HfReader& v, const char* key, int64_t dflt, int64_t lo = 1);
 // The layer_types list of sliding / full attention layers (hf_config.cpp).

@@ -56,12 +56,7 @@ void read_kimi_k25_wrapper(HfReader& r, ModelSpec& m) {
   for (const char* k :
        {"media_placeholder_token_id", "video_placeholder", "use_unified_vision_chunk"})
     r.ignore(k);
-  if (r.present("vision_config")) {
-    HfReader v = r.child("vision_config");
-    moonvit_note(v, m);
-  } else {
-    r.ignore("vision_config");
-  }
+  read_vision_config(r, [&](HfReader& v) { moonvit_note(v, m); });
 }
 
 }  // namespace fleetsim::hf_internal

@@ -17,23 +17,13 @@ constexpr const char* kCls = "Llama4TextConfig";
 // else a RoPE layer (no_rope_layers[i] == 1) is "chunked_attention" and a NoPE layer
 // "full_attention"; no_rope_layers absent or empty: every no_rope_layer_interval-th layer NoPE.
 std::vector<bool> chunked_layers(HfReader& r, int layers, std::string& from) {
-  std::vector<bool> chunked(static_cast<size_t>(layers));
   if (r.present("layer_types")) {
-    const std::vector<std::string> types = r.string_list("layer_types");
-    if (static_cast<int>(types.size()) != layers)
-      r.fail("/layer_types", "expected one entry per layer (" + std::to_string(layers) + "), got " +
-                                 std::to_string(types.size()));
-    for (size_t i = 0; i < types.size(); ++i) {
-      if (types[i] != "chunked_attention" && types[i] != "full_attention")
-        r.fail("/layer_types/" + std::to_string(i),
-               "expected 'chunked_attention' or 'full_attention', got '" + types[i] + "'");
-      chunked[i] = types[i] == "chunked_attention";
-    }
     r.ignore("no_rope_layers");  // with layer_types given, RoPE only (no GEMM)
     r.ignore("no_rope_layer_interval");
     from = "layer_types";
-    return chunked;
+    return r.word_flags("layer_types", layers, "chunked_attention", "full_attention");
   }
+  std::vector<bool> chunked(static_cast<size_t>(layers));
   std::vector<int64_t> rope;
   if (r.present("no_rope_layers")) rope = r.int_list("no_rope_layers", 0, 1);
   if (!rope.empty()) {
@@ -230,12 +220,7 @@ void read_llama4_wrapper(HfReader& r, ModelSpec& m) {
   for (const char* k : {"boi_token_index", "eoi_token_index", "image_token_index", "boi_token_id",
                         "eoi_token_id", "image_token_id"})
     r.ignore(k);
-  if (r.present("vision_config")) {
-    HfReader v = r.child("vision_config");
-    llama4_vision_note(v, m);
-  } else {
-    r.ignore("vision_config");
-  }
+  read_vision_config(r, [&](HfReader& v) { llama4_vision_note(v, m); });
 }
 
 }  // namespace fleetsim::hf_internal

@@ -52,12 +52,7 @@ void read_mistral3_wrapper(HfReader& r, ModelSpec& m) {
   r.ignore("projector_hidden_act");  // element-wise
   const bool bias = r.boolean_or("multimodal_projector_bias", false, "");
   const double merge = static_cast<double>(r.integer_or("spatial_merge_size", 2, 1, 64, ""));
-  if (r.present("vision_config")) {
-    HfReader v = r.child("vision_config");
-    pixtral_note(v, m, merge, bias);
-  } else {
-    r.ignore("vision_config");
-  }
+  read_vision_config(r, [&](HfReader& v) { pixtral_note(v, m, merge, bias); });
 }
 
 }  // namespace fleetsim::hf_internal

@@ -70,12 +70,7 @@ void read_qwen2_vl_wrapper(HfReader& r, ModelSpec& m, bool nested) {
                           "rms_norm_eps", "attention_dropout", "initializer_range", "layer_types"})
       r.ignore(k);
   }
-  if (r.present("vision_config")) {
-    HfReader v = r.child("vision_config");
-    qwen2_vl_vision_note(v, m, v2_5);
-  } else {
-    r.ignore("vision_config");
-  }
+  read_vision_config(r, [&](HfReader& v) { qwen2_vl_vision_note(v, m, v2_5); });
 }
 
 }  // namespace fleetsim::hf_internal

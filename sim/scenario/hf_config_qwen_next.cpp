@@ -13,21 +13,11 @@ namespace {
 // Which of Qwen3-Next's `layers` decoder layers run full (gated) attention: layer_types, or
 // every full_attention_interval-th layer (Qwen3NextConfig's default 4).
 std::vector<bool> qwen3_next_full_attention(HfReader& r, int layers) {
-  std::vector<bool> full(static_cast<size_t>(layers));
   if (r.present("layer_types")) {
-    const std::vector<std::string> types = r.string_list("layer_types");
-    if (static_cast<int>(types.size()) != layers)
-      r.fail("/layer_types", "expected one entry per layer (" + std::to_string(layers) + "), got " +
-                                 std::to_string(types.size()));
-    for (size_t i = 0; i < types.size(); ++i) {
-      if (types[i] != "full_attention" && types[i] != "linear_attention")
-        r.fail("/layer_types/" + std::to_string(i),
-               "expected 'full_attention' or 'linear_attention', got '" + types[i] + "'");
-      full[i] = types[i] == "full_attention";
-    }
     r.ignore("full_attention_interval");
-    return full;
+    return r.word_flags("layer_types", layers, "full_attention", "linear_attention");
   }
+  std::vector<bool> full(static_cast<size_t>(layers));
   r.ignore("layer_types");  // null: from full_attention_interval
   const int64_t every = r.present("full_attention_interval")
                             ? r.integer("full_attention_interval", 1, layers, "")
@@ -255,11 +245,10 @@ void read_qwen_vision_wrapper(HfReader& r, ModelSpec& m) {
        {"image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id"})
     r.ignore(k);
   const bool text_only = r.boolean_or("language_model_only", false, "");
-  if (r.present("vision_config")) {
-    HfReader v = r.child("vision_config");
-    const bool vl = r.is_string("model_type") && r.str("model_type").rfind("qwen3_vl", 0) == 0;
+  const bool vl = r.str("model_type").rfind("qwen3_vl", 0) == 0;
+  read_vision_config(r, [&](HfReader& v) {
     if (!text_only) vision_encoder_note(v, m, vl ? 3.0 : 0.0);
-  }
+  });
 }
 
 }  // namespace fleetsim::hf_internal

@@ -196,6 +196,23 @@ std::vector<std::string> HfReader::string_list(const std::string& key) {
   return out;
 }
 
+std::vector<bool> HfReader::word_flags(const std::string& key, int layers, const std::string& on,
+                                       const std::string& off) {
+  const std::vector<std::string> words = string_list(key);
+  const std::string ptr = "/" + escape_pointer_token(key);
+  if (static_cast<int>(words.size()) != layers)
+    fail(ptr, "expected one entry per layer (" + std::to_string(layers) + "), got " +
+                  std::to_string(words.size()));
+  std::vector<bool> flags(words.size());
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (words[i] != on && words[i] != off)
+      fail(ptr + "/" + std::to_string(i),
+           "expected '" + on + "' or '" + off + "', got '" + words[i] + "'");
+    flags[i] = words[i] == on;
+  }
+  return flags;
+}
+
 std::vector<int64_t> HfReader::int_list(const std::string& key, int64_t lo, int64_t hi) {
   const json& v = required(key);
   if (!v.is_array()) fail("/" + key, "expected an array of integers, got " + show(v));

@@ -41,6 +41,10 @@ class HfReader {
   // Required number (integer or not) in [lo, hi].
   double number(const std::string& key, double lo, double hi);
   std::vector<std::string> string_list(const std::string& key);
+  // A per-layer list of two words (as layer_types' "full_attention" / "linear_attention"): one
+  // entry per layer, each `on` (true) or `off` (false); anything else names the entry.
+  std::vector<bool> word_flags(const std::string& key, int layers, const std::string& on,
+                               const std::string& off);
   std::vector<int64_t> int_list(const std::string& key, int64_t lo, int64_t hi);
   // A key read and found to have no effect on compute (no-op when absent).
   void ignore(const std::string& key);
