@@ -246,7 +246,9 @@ Command add_model(CLI::App& app, ModelImportCli& o) {
   model->require_subcommand(1);
   auto* imp = model->add_subcommand(
       "import", "Map a Hugging Face config.json onto a fleetsim model (zoo JSON with origins)");
-  imp->add_option("config", o.config, "Hugging Face config.json")->required();
+  imp->add_option("config", o.config,
+                  "Hugging Face config.json, or a checkpoint folder holding one")
+      ->required();
   imp->add_option("--name", o.name, "Model id (default: the file or folder name)");
   imp->add_option("--out", o.out, "Write the model JSON here (default stdout)");
   return {imp, [&o] { return cmd_model_import(o); }};

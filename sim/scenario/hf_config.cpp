@@ -374,8 +374,20 @@ HfImport import_hf_config(const std::string& json_text, const std::string& file,
 
 namespace fleetsim {
 
+std::string hf_config_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) return path;
+  const std::string file = (std::filesystem::path(path) / "config.json").string();
+  if (!std::filesystem::is_regular_file(file, ec))
+    throw InputError(path, "",
+                     "a folder without a config.json: expected a Hugging Face config.json or a "
+                     "checkpoint folder holding one");
+  return file;
+}
+
 HfImport import_hf_config_file(const std::string& path, const std::string& name) {
-  return import_hf_config(jsonr::read_file(path), path, name);
+  const std::string file = hf_config_file(path);
+  return import_hf_config(jsonr::read_file(file), file, name);
 }
 
 }  // namespace fleetsim

@@ -473,10 +473,12 @@ ModelSpec load_model(const std::string& name_or_path, const std::string& data_di
       name_or_path.find('/') != std::string::npos ||
       (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0);
   if (is_path) {
-    const std::string text = read_file(name_or_path);
+    // A checkpoint folder stands for its config.json.
+    const std::string file = hf_config_file(name_or_path);
+    const std::string text = read_file(file);
     // A Hugging Face config.json (it has "model_type") is mapped by hf_config.cpp.
-    if (is_hf_config(text, name_or_path)) return import_hf_config(text, name_or_path, "").model;
-    return parse_model_text(text, name_or_path, "");
+    if (is_hf_config(text, file)) return import_hf_config(text, file, "").model;
+    return parse_model_text(text, file, "");
   }
 
   const auto dir = std::filesystem::path(data_dir) / "workloads" / "models";

@@ -131,6 +131,12 @@ for f in tests/scenario/hf_configs/*.json; do
   check "model-import-$n" 0 "$bin" model import "$f" --out "$tmp/imp-$n.json"
   if grep -q '"origin"' "$tmp/imp-$n.json"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL model-import-$n: no origin"; fi
 done
+mkdir -p "$tmp/Mixtral-ckpt" && cp tests/scenario/hf_configs/mixtral-8x7b.json "$tmp/Mixtral-ckpt/config.json"
+check model-import-folder 0 "$bin" model import "$tmp/Mixtral-ckpt" --out "$tmp/imp-folder.json"
+if grep -q '"id": "Mixtral-ckpt"' "$tmp/imp-folder.json"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL model-import-folder: id"; fi
+mkdir -p "$tmp/empty-ckpt"
+check model-import-empty-folder 2 "$bin" model import "$tmp/empty-ckpt"
+if grep -qF "empty-ckpt:/: a folder without a config.json" "$tmp/err"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL model-import-empty-folder message"; cat "$tmp/err"; fi
 check model-import-stdout 0 "$bin" model import tests/scenario/hf_configs/mixtral-8x7b.json --name mx
 if /usr/bin/python3 -c "import json,sys; m=json.load(open(sys.argv[1])); assert m['id']=='mx' and m['moe']['experts']==8 and m['origin']['/moe/experts']=='config.json:/num_local_experts = 8'" "$tmp/out"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL model-import-stdout"; cat "$tmp/out"; fi
 hf_scenario() {  # file, model path, ep

@@ -5,6 +5,9 @@
 // Gemma 2 / 3 against their reports' non-embedding counts.
 // The hybrid families (Mamba-2, linear and sparse attention) are in test_hf_config_hybrid.cpp.
 #include <algorithm>
+#include <filesystem>
+
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -635,4 +638,24 @@ TEST_CASE("Kimi K2.5 config.json (kimi_k25): Kimi K2's decoder in text_config, M
                       "'kimi_k2'"));
   CHECK_THROWS_WITH(text(edited(good, "\"text_hidden_size\": 7168", "\"text_hidden_size\": 4096")),
                     Catch::Contains("c.json:/vision_config/text_hidden_size: disagrees"));
+}
+
+TEST_CASE("a checkpoint folder stands for its config.json") {
+  // As transformers' from_pretrained: the folder holding config.json; its name becomes the id.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("fleetsim-hf-folder-" + std::to_string(::getpid())) / "Qwen3-8B";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(kHfConfigDir + "qwen3-8b.json", dir / "config.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  const HfImport imp = import_hf_config_file(dir.string(), "");
+  CHECK(imp.model.name == "Qwen3-8B");
+  CHECK(total_params(imp.model) == total_params(fixture("qwen3-8b").model));
+  CHECK(total_params(load_model(dir.string(), kRoot)) == total_params(imp.model));
+  const auto empty = dir.parent_path() / "empty";
+  std::filesystem::create_directories(empty);
+  CHECK_THROWS_WITH(import_hf_config_file(empty.string(), ""),
+                    Catch::Contains("a folder without a config.json"));
+  CHECK_THROWS_WITH(load_model(empty.string(), kRoot),
+                    Catch::Contains("a folder without a config.json"));
+  std::filesystem::remove_all(dir.parent_path());
 }
