@@ -62,6 +62,8 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"kimi_k25", Family::kDeepseek},
                                                  {"ministral", Family::kMistral},
                                                  {"ministral3", Family::kMistral},
+                                                 {"smollm3", Family::kSmolLM3},
+                                                 {"seed_oss", Family::kSeedOss},
                                                  {"qwen2_vl", Family::kQwen2},
                                                  {"qwen2_5_vl", Family::kQwen2},
                                                  {"mistral3", Family::kMistral}};
@@ -155,6 +157,8 @@ std::string family_class(const std::string& model_type) {
       {"kimi_k25", "KimiK25Config"},
       {"ministral", "MinistralConfig"},
       {"ministral3", "Ministral3Config"},
+      {"smollm3", "SmolLM3Config"},
+      {"seed_oss", "SeedOssConfig"},
       {"qwen2_vl", "Qwen2VLConfig"},
       {"qwen2_5_vl", "Qwen2_5_VLConfig"},
       {"mistral3", "Mistral3Config"}};

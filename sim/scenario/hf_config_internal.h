@@ -40,7 +40,9 @@ enum class Family {
   kOlmo2,
   kOlmo3,
   kOlmoe,
-  kMiniMaxM2
+  kMiniMaxM2,
+  kSmolLM3,
+  kSeedOss
 };
 
 // The Llama-like families' decoder (hf_config_llama_like.cpp): attention, FFN, windows.

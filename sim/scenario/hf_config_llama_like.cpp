@@ -75,8 +75,9 @@ void read_window(HfReader& r, ModelSpec& m, Family f) {
   if (r.present("sliding_window"))
     window = static_cast<int>(
         r.integer("sliding_window", 1, int64_t{1} << 30, "/attention/sliding_window"));
+  // SmolLM3Config keeps Qwen2's window keys (use_sliding_window, max_window_layers).
   const bool qwen = f == Family::kQwen2 || f == Family::kQwen2Moe || f == Family::kQwen3 ||
-                    f == Family::kQwen3Moe;
+                    f == Family::kQwen3Moe || f == Family::kSmolLM3;
   if (qwen) {
     const bool use = r.boolean_or("use_sliding_window", false, "");
     if (use) {
@@ -305,6 +306,14 @@ void hf_internal::read_llama_like(HfReader& r, ModelSpec& m, Family f) {
     m.attention.qk_norm = r.boolean_or("use_qk_norm", false, "/attention/qk_norm");
   if (f == Family::kOlmo2 || f == Family::kOlmo3 || f == Family::kOlmoe) read_olmo(r, m, f);
   if (f == Family::kMiniMaxM2) read_minimax_m2(r, m);
+  if (f == Family::kSmolLM3) {  // NoPE layers: RoPE skipped, no GEMM differs
+    for (const char* k : {"no_rope_layers", "no_rope_layer_interval"})
+      r.ignore(k);
+    m.unmodelled.push_back({"nope_layers", "none",
+                            "no_rope_layers: every 4th layer skips RoPE (position encoding costs "
+                            "no GEMM)"});
+  }
+  if (f == Family::kSeedOss) r.ignore("residual_dropout");
   const bool qwen2 = f == Family::kQwen2 || f == Family::kQwen2Moe;
   if (f != Family::kDeepseek) {
     bool bias = r.boolean_or("attention_bias", qwen2, "/attention/qkv_bias");
@@ -319,8 +328,14 @@ void hf_internal::read_llama_like(HfReader& r, ModelSpec& m, Family f) {
     if (qwen2) r.note("/attention/qkv_bias", "Qwen2Attention: q, k, v biases");
     if (f == Family::kGlm4Moe && bias)
       r.note("/attention/qkv_bias", "Glm4MoeAttention: q, k, v biases (o_proj has none)");
-    if (bias && !qwen2 && f != Family::kGptOss && f != Family::kGlm4Moe)
+    // Seed-OSS: attention_bias is q / k / v's; o_proj's is attention_out_bias.
+    const bool seed = f == Family::kSeedOss;
+    if (seed && bias) r.note("/attention/qkv_bias", "SeedOssAttention: q, k, v biases");
+    if (bias && !qwen2 && !seed && f != Family::kGptOss && f != Family::kGlm4Moe)
       m.unmodelled.push_back({"o_proj_bias", "small", "attention_bias: hidden values per layer"});
+    if (seed && r.boolean_or("attention_out_bias", false, ""))
+      m.unmodelled.push_back(
+          {"o_proj_bias", "small", "attention_out_bias: hidden values per layer"});
   }
   read_llama_like_ffn(r, m, f);
   read_window(r, m, f);

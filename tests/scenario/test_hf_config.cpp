@@ -659,3 +659,34 @@ TEST_CASE("a checkpoint folder stands for its config.json") {
                     Catch::Contains("a folder without a config.json"));
   std::filesystem::remove_all(dir.parent_path());
 }
+
+TEST_CASE("SmolLM3 and Seed-OSS config.json: Llama's layer, their NoPE layers and biases") {
+  // SmolLM3-3B by hand (its card's sizes: 36 layers of 2048, 16 heads and 4 KV heads of 128, FFN
+  // 11008, tied 128256 vocabulary): 3,075,098,624, named "3B" (2.5 % over the rounded name).
+  const ModelSpec s = fixture("smollm3-3b").model;
+  const int64_t h = 2048;
+  CHECK(total_params(s) == 36 * (2 * h * h + 2 * h * 512 + 3 * h * 11008 + 2 * h) + 128256 * h + h);
+  CHECK(static_cast<double>(total_params(s)) == Approx(3e9).epsilon(0.03));
+  CHECK(s.attention.sliding_window == 0);
+  CHECK(std::any_of(s.unmodelled.begin(), s.unmodelled.end(),
+                    [](const UnmodelledFeature& u) { return u.feature == "nope_layers"; }));
+  // Seed-OSS-36B by hand (its card: 64 layers of 5120, 80 / 8 / 8 heads of 128, FFN 27648,
+  // vocabulary 155136; q / k / v biases, none on o_proj): 36,151,104,512, the card's "36B".
+  const ModelSpec o = fixture("seed-oss-36b").model;
+  const int64_t w = 5120, q = 80 * 128, kv = 8 * 128;
+  CHECK(o.attention.qkv_bias);
+  CHECK(std::none_of(o.unmodelled.begin(), o.unmodelled.end(),
+                     [](const UnmodelledFeature& u) { return u.feature == "o_proj_bias"; }));
+  CHECK(total_params(o) ==
+        64 * (w * q + q + 2 * (w * kv + kv) + q * w + 3 * w * 27648 + 2 * w) + 2 * 155136 * w + w);
+  CHECK(static_cast<double>(total_params(o)) == Approx(36e9).epsilon(0.01));
+  const std::string good = read_text_file(kHfConfigDir + "seed-oss-36b.json");
+  const ModelSpec ob =
+      text(edited(good, "\"attention_out_bias\": false", "\"attention_out_bias\": true")).model;
+  CHECK(std::any_of(ob.unmodelled.begin(), ob.unmodelled.end(),
+                    [](const UnmodelledFeature& u) { return u.feature == "o_proj_bias"; }));
+  const std::string smol = read_text_file(kHfConfigDir + "smollm3-3b.json");
+  CHECK_THROWS_WITH(
+      text(edited(smol, "\"use_sliding_window\": false", "\"use_sliding_window\": true")),
+      Catch::Contains("c.json:/use_sliding_window"));
+}
