@@ -62,14 +62,25 @@ void read_deepseek_moe(HfReader& r, ModelSpec& m) {
                                     : 0);
   m.moe.shared_expert_ffn = m.moe.shared_experts > 0 ? m.moe.expert_ffn : 0;
   r.note("/moe/shared_expert_ffn", "each shared expert is moe_intermediate_size wide");
+  // Glm4MoeLiteConfig (GLM-4.7-Flash) has no first_k_dense_replace: its mlp_layer_types decides,
+  // by default one dense layer, then MoE.
+  const bool lite = r.str("model_type") == "glm4_moe_lite";
+  std::vector<std::string> t;
+  if (r.present("mlp_layer_types")) t = r.string_list("mlp_layer_types");
+  int dense = lite ? 1 : 0;
+  if (lite && !t.empty())
+    dense = static_cast<int>(std::find(t.begin(), t.end(), "sparse") - t.begin());
   m.moe.first_k_dense = static_cast<int>(
       r.present("first_k_dense_replace")
           ? r.integer("first_k_dense_replace", 0, m.layers - 1, "/moe/first_k_dense")
-          : 0);
+          : dense);
+  if (lite && !r.present("first_k_dense_replace"))
+    r.note("/moe/first_k_dense", t.empty() ? "mlp_layer_types absent: 1 dense layer, the "
+                                             "default of Glm4MoeLiteConfig"
+                                           : "leading 'dense' entries of mlp_layer_types");
   // transformers 5's per-layer list (DeepseekV32Config, ...): "dense" for the first
   // first_k_dense_replace layers, then "sparse" (MoE), as its __post_init__ writes it.
-  if (r.present("mlp_layer_types")) {
-    const std::vector<std::string> t = r.string_list("mlp_layer_types");
+  if (!t.empty()) {
     std::vector<std::string> want(static_cast<size_t>(m.layers), "sparse");
     std::fill_n(want.begin(), m.moe.first_k_dense, "dense");
     if (t != want)

@@ -690,3 +690,26 @@ TEST_CASE("SmolLM3 and Seed-OSS config.json: Llama's layer, their NoPE layers an
       text(edited(smol, "\"use_sliding_window\": false", "\"use_sliding_window\": true")),
       Catch::Contains("c.json:/use_sliding_window"));
 }
+
+TEST_CASE("GLM-4.7-Flash config.json (glm4_moe_lite): DeepSeek-V3's layer, dense layers by list") {
+  // Glm4MoeLiteConfig: MLA (q / kv ranks 768 / 512, 20 heads, nope 192, rope 64, v 256) and
+  // DeepSeek's MoE (64 experts of 1536, top 4, one shared); no first_k_dense_replace, its
+  // mlp_layer_types (by default one dense layer of 10240, then MoE) decides. NVIDIA's
+  // Megatron-Bridge page: "about 30B total parameters and 3B active" (the name's 30B-A3B).
+  const HfImport imp = fixture("glm-4.7-flash");
+  const ModelSpec& m = imp.model;
+  CHECK(m.attention.kind == AttentionKind::kMla);
+  CHECK(m.moe.first_k_dense == 1);
+  CHECK(static_cast<double>(total_params(m)) == Approx(30e9).epsilon(0.01));
+  const double emb = 2.0 * 154880 * 2048;
+  CHECK(static_cast<double>(active_params(m)) - emb == Approx(3e9).epsilon(0.1));  // "A3B"
+  const std::string good = read_text_file(kHfConfigDir + "glm-4.7-flash.json");
+  std::string types = "[\"dense\", \"dense\"";
+  for (int i = 2; i < 47; ++i)
+    types += ", \"sparse\"";
+  CHECK(text(edited(good, "\"n_group\"", "\"mlp_layer_types\": " + types + "], \"n_group\""))
+            .model.moe.first_k_dense == 2);
+  CHECK_THROWS_WITH(text(edited(good, "\"n_group\"",
+                                "\"mlp_layer_types\": [\"sparse\", \"dense\"], \"n_group\"")),
+                    Catch::Contains("c.json:/mlp_layer_types: expected 0 'dense' then 'sparse'"));
+}
