@@ -65,6 +65,7 @@ const std::map<std::string, Family> kFamilies = {{"llama", Family::kLlama},
                                                  {"ministral3", Family::kMistral},
                                                  {"smollm3", Family::kSmolLM3},
                                                  {"seed_oss", Family::kSeedOss},
+                                                 {"ernie4_5_moe", Family::kErnie45Moe},
                                                  {"qwen2_vl", Family::kQwen2},
                                                  {"qwen2_5_vl", Family::kQwen2},
                                                  {"mistral3", Family::kMistral}};
@@ -161,6 +162,7 @@ std::string family_class(const std::string& model_type) {
       {"ministral3", "Ministral3Config"},
       {"smollm3", "SmolLM3Config"},
       {"seed_oss", "SeedOssConfig"},
+      {"ernie4_5_moe", "Ernie4_5_MoeConfig"},
       {"qwen2_vl", "Qwen2VLConfig"},
       {"qwen2_5_vl", "Qwen2_5_VLConfig"},
       {"mistral3", "Mistral3Config"}};

@@ -42,7 +42,8 @@ enum class Family {
   kOlmoe,
   kMiniMaxM2,
   kSmolLM3,
-  kSeedOss
+  kSeedOss,
+  kErnie45Moe
 };
 
 // The Llama-like families' decoder (hf_config_llama_like.cpp): attention, FFN, windows.
@@ -56,6 +57,7 @@ MoeSpec read_moe_fields(HfReader& r, const char* experts_key, const char* ffn_ke
 void read_qwen_moe(HfReader& r, ModelSpec& m, bool shared);
 void read_deepseek_moe(HfReader& r, ModelSpec& m);
 void read_glm4_moe(HfReader& r, ModelSpec& m);
+void read_ernie_moe(HfReader& r, ModelSpec& m);
 void read_nemotron_h(HfReader& r, ModelSpec& m);
 void read_qwen3_next(HfReader& r, ModelSpec& m);  // hf_config_qwen_next.cpp
 // Qwen3.5's language model (`r`: its text_config, or the file of a text-only class); `moe`:

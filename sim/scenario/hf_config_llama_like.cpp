@@ -159,6 +159,8 @@ void read_llama_like_ffn(HfReader& r, ModelSpec& m, Family f) {
   } else if (f == Family::kQwen2Moe || f == Family::kQwen3Moe) {
     read_qwen_moe(r, m, f == Family::kQwen2Moe);
     r.ignore("norm_topk_prob");
+  } else if (f == Family::kErnie45Moe) {
+    read_ernie_moe(r, m);
   } else if (f == Family::kMiniMaxM2) {
     m.moe = read_moe_fields(r, "num_local_experts", "intermediate_size");
     // transformers 5's MiniMaxM2Config maps num_experts to num_local_experts (attribute_map).
@@ -267,6 +269,23 @@ void read_minimax_m2(HfReader& r, ModelSpec& m) {
     r.ignore(k);
 }
 
+// ERNIE 4.5's keys besides Llama's and its MoE layer's: use_bias (every projection's bias) must
+// be false and use_rmsnorm true; its MTP modules (num_nextn_predict_layers) are not in
+// transformers' Ernie4_5_Moe model, so they are listed, not counted or stepped.
+void read_ernie_extras(HfReader& r, ModelSpec& m) {
+  if (r.boolean_or("use_bias", false, ""))
+    r.fail("/use_bias", "biases on every projection are not modelled for ernie4_5_moe");
+  if (!r.boolean_or("use_rmsnorm", true, ""))
+    r.fail("/use_rmsnorm", "LayerNorm in place of RMSNorm is not modelled for ernie4_5_moe");
+  const int64_t mtp = r.integer_or("num_nextn_predict_layers", 0, 0, 16, "");
+  if (mtp > 0)
+    m.unmodelled.push_back({"mtp_modules", "small",
+                            "num_nextn_predict_layers: " + std::to_string(mtp) +
+                                " MTP module(s) of ERNIE's own training, not in transformers' "
+                                "Ernie4_5_Moe model: neither counted nor stepped"});
+  r.ignore("multi_token_pred_lambda");
+}
+
 }  // namespace
 
 // Families with the Llama decoder layer: RMSNorm pre-norm, gated MLP (gate, up, down).
@@ -314,6 +333,7 @@ void hf_internal::read_llama_like(HfReader& r, ModelSpec& m, Family f) {
                             "no GEMM)"});
   }
   if (f == Family::kSeedOss) r.ignore("residual_dropout");
+  if (f == Family::kErnie45Moe) read_ernie_extras(r, m);
   const bool qwen2 = f == Family::kQwen2 || f == Family::kQwen2Moe;
   if (f != Family::kDeepseek) {
     bool bias = r.boolean_or("attention_bias", qwen2, "/attention/qkv_bias");

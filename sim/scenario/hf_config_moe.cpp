@@ -125,4 +125,51 @@ void read_glm4_moe(HfReader& r, ModelSpec& m) {
            "first_k_dense_replace dense layers, then every layer MoE)");
 }
 
+// ERNIE 4.5 MoE (modeling_ernie4_5_moe.py): layer i is MoE when (i + 1) % moe_layer_interval == 0
+// and moe_layer_start_index <= i <= moe_layer_end_index (-1: the last layer), else a SwiGLU MLP
+// of intermediate_size; an MoE layer has a router of moe_num_experts, top moe_k experts of
+// moe_intermediate_size and one shared MLP of moe_num_shared_experts x moe_intermediate_size.
+void read_ernie_moe(HfReader& r, ModelSpec& m) {
+  MoeSpec& s = m.moe;
+  s.experts = static_cast<int>(r.integer("moe_num_experts", 1, 1 << 16, "/moe/experts"));
+  // moe_k, or num_experts_per_tok (its transformers 5 alias): both present must agree.
+  const char* k_key = r.present("moe_k") ? "moe_k" : "num_experts_per_tok";
+  s.top_k = static_cast<int>(r.integer(k_key, 1, s.experts, "/moe/top_k"));
+  if (r.present("moe_k") && r.present("num_experts_per_tok") &&
+      r.integer("num_experts_per_tok", 1, s.experts, "") != s.top_k)
+    r.fail("/num_experts_per_tok", "disagrees with moe_k");
+  s.expert_ffn = r.integer("moe_intermediate_size", 1, int64_t{1} << 24, "/moe/expert_ffn");
+  m.ffn = r.integer("intermediate_size", 1, int64_t{1} << 24, "/ffn");
+  const int64_t shared = r.integer_or("moe_num_shared_experts", 0, 0, 64, "");
+  s.shared_experts = shared > 0 ? 1 : 0;
+  s.shared_expert_ffn = shared * s.expert_ffn;
+  r.note("/moe/shared_expert_ffn",
+         "one shared MLP of moe_num_shared_experts x moe_intermediate_size (Ernie4_5_MoeMLP)");
+  const int64_t start = r.integer_or("moe_layer_start_index", 1, 0, m.layers - 1, "");
+  const int64_t end = r.integer_or("moe_layer_end_index", -1, -1, m.layers - 1, "");
+  const int64_t every = r.integer_or("moe_layer_interval", 1, 1, m.layers, "");
+  if (end >= 0 && end != m.layers - 1)
+    r.fail("/moe_layer_end_index",
+           "MoE layers that stop before the last layer are not modelled (-1 or the last index)");
+  // The first MoE layer i0 (>= start, (i0 + 1) % every == 0); fleetsim's rule, layer i >=
+  // first_k_dense MoE when (i - first_k_dense + 1) % layer_freq == 0, gives the same layers with
+  // first_k_dense = i0 - every + 1.
+  int64_t first = start;
+  while ((first + 1) % every != 0)
+    ++first;
+  if (first >= m.layers) r.fail("/moe_layer_start_index", "no layer is MoE");
+  s.first_k_dense = static_cast<int>(first - every + 1);
+  s.layer_freq = static_cast<int>(every);
+  r.note("/moe/first_k_dense",
+         "moe_layer_start_index and moe_layer_interval (ERNIE's MoE layer rule)");
+  m.unmodelled.push_back({"router_scoring", "none",
+                          "softmax top-k with a correction bias (moe_use_aux_free): routing "
+                          "statistics are modelled in moe/"});
+  if (r.present("moe_capacity"))
+    m.unmodelled.push_back({"moe_capacity", "small",
+                            "moe_capacity (expert capacity factors): fleetsim's MoE is dropless"});
+  for (const char* k : {"moe_norm_min", "moe_gate", "moe_use_aux_free", "moe_capacity"})
+    r.ignore(k);
+}
+
 }  // namespace fleetsim::hf_internal

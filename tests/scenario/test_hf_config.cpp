@@ -713,3 +713,32 @@ TEST_CASE("GLM-4.7-Flash config.json (glm4_moe_lite): DeepSeek-V3's layer, dense
                                 "\"mlp_layer_types\": [\"sparse\", \"dense\"], \"n_group\"")),
                     Catch::Contains("c.json:/mlp_layer_types: expected 0 'dense' then 'sparse'"));
 }
+
+TEST_CASE("ERNIE 4.5 config.json (ernie4_5_moe): MoE from moe_layer_start_index, a shared MLP") {
+  // ERNIE-4.5-21B-A3B (Ernie4_5_MoeConfig's defaults) by hand: per layer q / o 2560 x 2560, k / v
+  // 2560 x 512, two norms; layer 0 a SwiGLU MLP of 12288; layers 1-27 a router 2560 x 64, 64
+  // experts 3 x 2560 x 1536 and one shared MLP of 2 x 1536; tied 103424 x 2560 embedding:
+  // 21,825,436,160 (Baidu names it 21B total, 3B activated).
+  const ModelSpec m = fixture("ernie-4.5-21b-a3b").model;
+  const int64_t h = 2560, attention = 2 * h * h + 2 * h * 512 + 2 * h;
+  CHECK(m.moe.first_k_dense == 1);
+  CHECK(m.moe.shared_expert_ffn == 3072);
+  CHECK(total_params(m) == attention + 3 * h * 12288 +
+                               27 * (attention + h * 64 + 64 * 3 * h * 1536 + 3 * h * 3072) +
+                               103424 * h + h);
+  CHECK(total_params(m) == 21825436160);
+  CHECK(static_cast<double>(active_params(m) - embedding_params(m)) == Approx(3e9).epsilon(0.04));
+  // moe_layer_interval 2 from index 1: layers 1, 3, 5, ... (fleetsim's first_k_dense 0, freq 2).
+  const std::string good = read_text_file(kHfConfigDir + "ernie-4.5-21b-a3b.json");
+  const ModelSpec e2 =
+      text(edited(good, "\"moe_layer_interval\": 1", "\"moe_layer_interval\": 2")).model;
+  CHECK(e2.moe.layer_freq == 2);
+  CHECK_FALSE(is_moe_layer(e2, 0));
+  CHECK(is_moe_layer(e2, 1));
+  CHECK_FALSE(is_moe_layer(e2, 2));
+  CHECK_THROWS_WITH(
+      text(edited(good, "\"moe_layer_end_index\": 27", "\"moe_layer_end_index\": 20")),
+      Catch::Contains("c.json:/moe_layer_end_index: MoE layers that stop before the last"));
+  CHECK_THROWS_WITH(text(edited(good, "\"use_bias\": false", "\"use_bias\": true")),
+                    Catch::Contains("c.json:/use_bias"));
+}
